@@ -1,0 +1,34 @@
+# The two commands: `make demo` (set up + run the main job on the demo workspace) and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+DEMO_WS ?= build/demo-workspace
+# Extras installed into the venv. CI adds `llama` (a real local model server for integration tests).
+EXTRAS ?= dev
+# llama.cpp's default build uses AMX kernels that crash with SIGILL on some CPUs; build without them.
+LLAMA_CMAKE_ARGS := -DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' -DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'
+
+.PHONY: demo test install bench clean
+
+$(VENV)/.installed-$(EXTRAS): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	if [[ ",$(EXTRAS)," == *",llama,"* ]]; then \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q --no-cache-dir -e '.[$(EXTRAS)]'; \
+	else $(PY) -m pip install -q -e '.[$(EXTRAS)]'; fi
+	touch $@
+
+install: $(VENV)/.installed-$(EXTRAS)
+
+demo: install
+	$(VENV)/bin/skillrag demo --dir $(DEMO_WS)
+
+test: install
+	$(PY) -m pytest -q
+
+bench: install
+	$(PY) benchmarks/retrieval.py
+
+clean:
+	rm -rf build .pytest_cache

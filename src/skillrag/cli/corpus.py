@@ -1,0 +1,102 @@
+"""`skillrag init`, `ingest`, `article`, `articles`: the workspace and the content layer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from skillrag.cli._common import JsonOpt, WorkspaceOpt, console, err_console, open_workspace, print_json, write_raw
+from skillrag.corpus import ArticleStore, count_files, ingest, summarize
+from skillrag.workspace import Workspace
+
+
+def init_cmd(directory: Annotated[Path, typer.Argument(help="Folder to create the workspace in.")]) -> None:
+    """Create a workspace: skillrag.yaml, wiki/, skills/, runs/ and the SQLite store."""
+    ws = Workspace.init(directory)
+    console.print(f"workspace ready at {ws.root}")
+
+
+def ingest_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders: .json, .jsonl, .md, .txt, .html.")],
+    workspace: WorkspaceOpt = None,
+    tag: Annotated[str | None, typer.Option(help="Source tag for filters (default: folder name).")] = None,
+    skip_bad: Annotated[bool, typer.Option("--skip-bad", help="Reject malformed files, ingest the rest.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Load source articles; unchanged ones are untouched, changed ones flagged, missing ones marked removed."""
+    ws = open_workspace(workspace)
+    total = count_files(paths)
+    with Progress(
+        TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=err_console, transient=True, disable=total < 50,
+    ) as progress:
+        task = progress.add_task("ingest", total=total)
+        report = ingest(ws, paths, tag=tag, skip_bad=skip_bad, on_file=lambda _f: progress.advance(task))
+    counts = report.counts()
+    if json_out:
+        print_json({"counts": counts, "rejected": report.rejected, "changed": report.changed, "removed": report.removed})
+        return
+    console.print(", ".join(f"{v} {k}" for k, v in counts.items()))
+    for r in report.rejected:
+        err_console.print(f"rejected: {r}", markup=False, highlight=False)
+
+
+def article_cmd(
+    article_id: Annotated[str, typer.Argument(metavar="ID", help="Article id.")],
+    workspace: WorkspaceOpt = None,
+    section: Annotated[str | None, typer.Option(help="Print only the section with this heading.")] = None,
+    summary: Annotated[bool, typer.Option("--summary", help="Print a short deterministic summary.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Print an article's body exactly as stored (or one section, or a summary)."""
+    ws = open_workspace(workspace)
+    art = ArticleStore(ws).get(article_id)
+    if section is not None:
+        try:
+            text = art.section(section)
+        except KeyError:
+            heads = "; ".join(s.heading for s in art.sections) or "none"
+            raise typer.BadParameter(f"article {article_id!r} has no section {section!r} (sections: {heads})") from None
+    elif summary:
+        text = summarize(art, ws.config.corpus.summary_chars) + "\n"
+    else:
+        text = art.body
+    if json_out:
+        data = art.model_dump()
+        data["text"] = text
+        print_json(data)
+    else:
+        write_raw(text)
+
+
+def articles_cmd(
+    workspace: WorkspaceOpt = None,
+    removed: Annotated[bool, typer.Option("--removed", help="Include removed articles.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """List the stored articles."""
+    ws = open_workspace(workspace)
+    arts = ArticleStore(ws).list(include_removed=removed)
+    if json_out:
+        print_json([
+            {"id": a.id, "title": a.title, "source_path": a.source_path, "source_tag": a.source_tag,
+             "content_hash": a.content_hash, "status": a.status, "chars": len(a.body)}
+            for a in arts
+        ])
+        return
+    table = Table("id", "title", "source", "chars", "status")
+    for a in arts:
+        table.add_row(a.id, a.title, a.source_path, str(len(a.body)), a.status)
+    console.print(table)
+    console.print(f"{len(arts)} articles")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init_cmd)
+    app.command("ingest")(ingest_cmd)
+    app.command("article")(article_cmd)
+    app.command("articles")(articles_cmd)

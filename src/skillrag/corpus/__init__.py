@@ -1,0 +1,19 @@
+"""The content layer: source articles with stable ids, the only text that may be quoted."""
+
+from skillrag.corpus.ingest import IngestReport, count_files, ingest
+from skillrag.corpus.model import Article, Section, SourceArticle, check_id, content_hash
+from skillrag.corpus.store import ArticleStore
+from skillrag.corpus.summary import summarize
+
+__all__ = [
+    "Article",
+    "ArticleStore",
+    "IngestReport",
+    "Section",
+    "SourceArticle",
+    "check_id",
+    "content_hash",
+    "count_files",
+    "ingest",
+    "summarize",
+]

@@ -1,0 +1,50 @@
+"""Source loaders, one format per module, chosen by file suffix.
+
+Every loader is a function ``load(path, root, tag) -> list[SourceArticle]`` that raises
+``MalformedSourceError`` naming the file when it cannot parse it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from skillrag.corpus.loaders import html, json_file, jsonl, markdown
+from skillrag.corpus.model import SourceArticle
+from skillrag.errors import UserError
+
+__all__ = ["LOADERS", "Loader", "iter_source_files", "loader_for"]
+
+Loader = Callable[[Path, Path, str], list[SourceArticle]]
+
+#: suffix → loader. The CLI lists these as the supported formats.
+LOADERS: dict[str, Loader] = {
+    ".json": json_file.load,
+    ".jsonl": jsonl.load,
+    ".md": markdown.load,
+    ".markdown": markdown.load,
+    ".txt": markdown.load,
+    ".html": html.load,
+    ".htm": html.load,
+}
+
+
+def loader_for(path: Path) -> Loader | None:
+    """The loader for ``path``'s suffix, or None for files we do not read."""
+    return LOADERS.get(path.suffix.lower())
+
+
+def iter_source_files(path: Path) -> Iterator[tuple[Path, Path]]:
+    """``(file, root)`` for every readable file under ``path`` (or ``path`` itself), sorted,
+    skipping hidden files and folders. Raises ``UserError`` if ``path`` does not exist."""
+    if not path.exists():
+        raise UserError(f"{path}: no such file or folder")
+    if path.is_file():
+        yield path, path.parent
+        return
+    for f in sorted(path.rglob("*")):
+        rel = f.relative_to(path)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        if f.is_file() and loader_for(f) is not None:
+            yield f, path

@@ -1,0 +1,44 @@
+"""Helpers shared by the loaders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from skillrag.corpus.model import ID_PATTERN, SourceArticle
+from skillrag.errors import MalformedSourceError
+
+
+def read_text(path: Path) -> str:
+    """The file's text, UTF-8, newlines untouched; ``MalformedSourceError`` if not UTF-8."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedSourceError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def article_from_record(rec: Any, path: Path, root: Path, tag: str, where: str = "") -> SourceArticle:
+    """Build a ``SourceArticle`` from a ``{"id","title","content"}`` record; ``content`` kept verbatim."""
+    loc = f"{where}: " if where else ""
+    if not isinstance(rec, dict):
+        raise MalformedSourceError(path, f"{loc}expected an object with id, title, content")
+    missing = [k for k in ("id", "title", "content") if k not in rec]
+    if missing:
+        raise MalformedSourceError(path, f"{loc}missing field(s) {', '.join(missing)}")
+    aid, title, content = rec["id"], rec["title"], rec["content"]
+    if not isinstance(aid, str) or not ID_PATTERN.match(aid) or ".." in aid:
+        raise MalformedSourceError(path, f"{loc}id {aid!r} is not a plain identifier")
+    if not isinstance(title, str) or not isinstance(content, str):
+        raise MalformedSourceError(path, f"{loc}title and content must be strings")
+    return SourceArticle(
+        id=aid, title=title, body=content, source_path=str(path.relative_to(root)), source_tag=tag
+    )
+
+
+def parse_json(text: str, path: Path, where: str = "") -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        loc = f"{where}: " if where else ""
+        raise MalformedSourceError(path, f"{loc}invalid JSON ({exc.msg}, line {exc.lineno} col {exc.colno})") from None

@@ -1,0 +1,43 @@
+"""Markdown or plain text, one article per file.
+
+id: front matter ``id``, else the path relative to the ingest root without its suffix, with
+``/`` replaced by ``__``. title: front matter ``title``, else the first heading, else the file stem.
+The body is the file's text after the front-matter block, byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import frontmatter
+import yaml
+
+from skillrag.corpus.loaders._common import read_text
+from skillrag.corpus.model import ID_PATTERN, SourceArticle
+from skillrag.corpus.sections import first_heading
+from skillrag.errors import MalformedSourceError
+
+_FRONT = re.compile(r"\A---[ \t]*\r?\n.*?\r?\n---[ \t]*(\r?\n|\Z)", re.DOTALL)
+
+
+def split_front_matter(text: str, path: Path) -> tuple[dict, str]:
+    """``(metadata, body)``: body is ``text`` after the front matter, unchanged."""
+    m = _FRONT.match(text)
+    if not m:
+        return {}, text
+    try:
+        meta = frontmatter.loads(text).metadata
+    except yaml.YAMLError as exc:
+        raise MalformedSourceError(path, f"front matter is not valid YAML ({str(exc).splitlines()[0]})") from None
+    return dict(meta), text[m.end() :]
+
+
+def load(path: Path, root: Path, tag: str) -> list[SourceArticle]:
+    meta, body = split_front_matter(read_text(path), path)
+    rel = path.relative_to(root)
+    aid = str(meta.get("id") or "__".join(rel.with_suffix("").parts))
+    if not ID_PATTERN.match(aid) or ".." in aid:
+        raise MalformedSourceError(path, f"id {aid!r} is not a plain identifier")
+    title = str(meta.get("title") or first_heading(body) or path.stem)
+    return [SourceArticle(id=aid, title=title, body=body, source_path=str(rel), source_tag=str(meta.get("tag") or tag))]

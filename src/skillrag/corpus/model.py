@@ -1,0 +1,74 @@
+"""The content layer's data model: source articles, the only text that may ever be quoted."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillrag.errors import InvalidIdError
+
+__all__ = ["Article", "Section", "SourceArticle", "content_hash", "check_id", "ID_PATTERN"]
+
+#: A plain identifier: letters, digits and ``_ . - ( ) :``; no path separators, no ``..``.
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.()+\-:]{0,199}$")
+
+
+def check_id(value: str, kind: str = "article") -> str:
+    """Return ``value`` if it is a plain identifier, else raise ``InvalidIdError``."""
+    if not isinstance(value, str) or not ID_PATTERN.match(value) or ".." in value:
+        raise InvalidIdError(f"{value!r} is not a valid {kind} id (letters, digits, _ . - + ( ) : only)")
+    return value
+
+
+def content_hash(body: str) -> str:
+    """sha256 hex digest of the UTF-8 body."""
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+class Section(BaseModel):
+    """A heading-delimited part of an article: ``body[start:end]``, offsets in characters."""
+
+    model_config = ConfigDict(frozen=True)
+
+    heading: str
+    level: int = Field(ge=1, le=6)
+    start: int = Field(ge=0, description="Offset of the heading line, in characters.")
+    end: int = Field(ge=0, description="Offset one past the section's last character.")
+
+
+class SourceArticle(BaseModel):
+    """What a loader yields: one article as found in a source file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    title: str
+    body: str
+    source_path: str = Field(description="File the article came from (relative to the ingest root).")
+    source_tag: str = Field("", description="Tag of the source (ingest root name or --tag), for filters.")
+
+
+class Article(BaseModel):
+    """A stored article. ``body`` is byte-identical to the source content (HTML: its Markdown)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    title: str
+    body: str
+    content_hash: str
+    source_path: str
+    source_tag: str = ""
+    sections: list[Section] = Field(default_factory=list)
+    status: str = Field("active", description="`active` or `removed` (gone from its source).")
+    changed: bool = Field(False, description="Body changed at the last ingest; dependants must rebuild.")
+
+    def section(self, heading: str) -> str:
+        """Text of the first section whose heading matches (case-insensitive); raises ``KeyError``."""
+        want = heading.strip().lower()
+        for sec in self.sections:
+            if sec.heading.strip().lower() == want:
+                return self.body[sec.start : sec.end]
+        raise KeyError(heading)

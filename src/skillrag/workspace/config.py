@@ -1,0 +1,123 @@
+"""Typed workspace configuration, loaded from ``skillrag.yaml``.
+
+Each section belongs to one stage of the pipeline; every field names its unit.
+Unknown keys are rejected (``extra="forbid"``) so a typo is an error, not a silent default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from skillrag.errors import ConfigError
+
+__all__ = [
+    "CorpusSettings",
+    "HarnessSettings",
+    "ModelSettings",
+    "SearchSettings",
+    "WikiSettings",
+    "WorkspaceConfig",
+    "load_config",
+    "dump_config",
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class CorpusSettings(_Section):
+    """Content layer: how source files become articles."""
+
+    summary_chars: int = Field(400, ge=50, description="Length of `article --summary`, in characters.")
+
+
+class SearchSettings(_Section):
+    """The one retrieval tool: BM25 + dense retrieval fused by reciprocal rank fusion."""
+
+    backend: Literal["wiki", "direct"] = Field("direct", description="Search pages (`wiki`) or articles.")
+    mode: Literal["hybrid", "bm25", "dense"] = Field("hybrid", description="Which retrievers to fuse.")
+    k: int = Field(10, ge=1, le=200, description="Results returned per query, in article ids.")
+    embedder: str = Field("minilm-int8", description="Embedder backend name (see `skillrag index --help`).")
+    embedder_model: str | None = Field(None, description="Model path or name passed to the embedder.")
+    embedder_tokenizer: str | None = Field(None, description="tokenizer.json path for a custom ONNX model.")
+    embedder_url: str | None = Field(None, description="Base URL of an OpenAI-compatible /embeddings server.")
+    rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant k (Cormack et al., 2009).")
+    bm25_weight: float = Field(1.0, ge=0, description="Weight of the BM25 ranking in fusion.")
+    dense_weight: float = Field(1.0, ge=0, description="Weight of the dense ranking in fusion.")
+    stopwords: str | None = Field("en", description="Stop-word list for BM25 (`en` or none).")
+    stemmer: str | None = Field("english", description="Snowball stemmer language for BM25, or none.")
+    max_query_tokens: int = Field(256, ge=8, description="Dense query truncation, in model tokens.")
+
+
+class WikiSettings(_Section):
+    """Navigation layer: how pages are built over the articles."""
+
+    builder: Literal["extractive", "llm"] = Field("extractive", description="Default page builder.")
+    variant: Literal["full", "no-merge", "no-intent", "pooled-links"] = Field(
+        "full", description="Layer variant (ablations of paper table 3)."
+    )
+    model: str | None = Field(None, description="Model id for the llm builder, e.g. `openai:gpt-4.1`.")
+    candidate_pages: int = Field(5, ge=1, le=50, description="Existing pages shown to the model per article.")
+    max_retries: int = Field(2, ge=0, description="Retries per article after an invalid page.")
+    concurrency: int = Field(1, ge=1, le=32, description="Model calls in flight at once.")
+
+
+class ModelSettings(_Section):
+    """The model layer: default chat model and request limits."""
+
+    default: str | None = Field(None, description="Default model id (`provider:model`); none = offline.")
+    judge: str | None = Field(None, description="Model id for evaluation judges.")
+    timeout_s: float = Field(120.0, gt=0, description="Per-request timeout, in seconds.")
+    temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature; none = provider default.")
+
+
+class HarnessSettings(_Section):
+    """The agent loop: which harness runs a case and its budgets."""
+
+    harness: Literal["extractive", "llm"] = Field("extractive", description="Default harness.")
+    skill: str = Field("cs-guidance", description="Default skill name (a folder under skills/).")
+    max_queries: int = Field(8, ge=1, description="Retrieve calls per case.")
+    max_fetches: int = Field(12, ge=0, description="get_article calls per case.")
+    max_save_retries: int = Field(3, ge=0, description="Rejected saves sent back to the model before failing.")
+    max_tokens: int = Field(200_000, ge=1, description="Total model tokens per case.")
+    max_seconds: float = Field(600.0, gt=0, description="Wall time per case, in seconds.")
+    workers: int = Field(1, ge=1, le=64, description="Cases run at once by run-batch.")
+
+
+class WorkspaceConfig(_Section):
+    """The whole of ``skillrag.yaml``."""
+
+    name: str = Field("skillrag", description="Workspace name, shown in reports.")
+    corpus: CorpusSettings = Field(default_factory=CorpusSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    wiki: WikiSettings = Field(default_factory=WikiSettings)
+    models: ModelSettings = Field(default_factory=ModelSettings)
+    harness: HarnessSettings = Field(default_factory=HarnessSettings)
+
+
+def load_config(path: Path) -> WorkspaceConfig:
+    """Read and validate ``skillrag.yaml``; raises ``ConfigError`` with the first bad field."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: top level must be a mapping")
+    try:
+        return WorkspaceConfig.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(root)"
+        raise ConfigError(f"{path}: {where}: {err['msg']}") from None
+
+
+def dump_config(config: WorkspaceConfig) -> str:
+    """YAML text for ``config`` (every field, defaults included)."""
+    return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
