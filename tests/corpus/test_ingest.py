@@ -1,0 +1,184 @@
+"""Content layer: each input format, re-ingest diffing, malformed input, atomicity, ids."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skillrag.corpus import ArticleStore, content_hash, ingest
+from skillrag.errors import ArticleNotFound, EmptyInputError, InvalidIdError, MalformedSourceError, UserError
+from skillrag.workspace import Workspace
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    return Workspace.init(tmp_path / "ws")
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8", newline="")
+    return path
+
+
+def test_json_folder_keeps_id_title_and_body_byte_identical(ws, tmp_path):
+    body = "# Refunds\r\n\nCurly “quotes” — and\u00a0NBSP.\n\n## Steps\n1. Do it.\n"
+    write(tmp_path / "docs" / "a.json", json.dumps({"id": "doc_a_(x)+1", "title": "Refunds", "content": body}))
+    rep = ingest(ws, [tmp_path / "docs"])
+    assert rep.counts() == {"added": 1, "changed": 0, "unchanged": 0, "removed": 0, "rejected": 0}
+    art = ArticleStore(ws).get("doc_a_(x)+1")
+    assert art.body == body
+    assert art.title == "Refunds"
+    assert art.content_hash == content_hash(body)
+    assert art.source_path == "a.json"
+    assert [s.heading for s in art.sections] == ["Refunds", "Steps"]
+    assert art.section("steps") == "## Steps\n1. Do it.\n"
+
+
+def test_json_file_with_a_list_and_jsonl(ws, tmp_path):
+    write(tmp_path / "src" / "many.json", json.dumps([
+        {"id": "a1", "title": "A1", "content": "alpha"},
+        {"id": "a2", "title": "A2", "content": "beta"},
+    ]))
+    write(tmp_path / "src" / "more.jsonl", '{"id": "b1", "title": "B1", "content": "gamma"}\n\n'
+          '{"id": "b2", "title": "B2", "content": "delta"}\n')
+    rep = ingest(ws, [tmp_path / "src"])
+    assert sorted(rep.added) == ["a1", "a2", "b1", "b2"]
+    assert ArticleStore(ws).get("b2").body == "delta"
+
+
+def test_markdown_front_matter_and_first_heading(ws, tmp_path):
+    md = "---\nid: kb-returns\ntitle: Returns policy\ntag: policies\n---\n# Ignored heading\n\nBody text.\n"
+    write(tmp_path / "hc" / "policies" / "returns.md", md)
+    write(tmp_path / "hc" / "guides" / "setup.md", "Intro line\n\n# Setting up\n\nText.\n")
+    write(tmp_path / "hc" / "notes.txt", "plain text note\n")
+    ingest(ws, [tmp_path / "hc"])
+    store = ArticleStore(ws)
+    a = store.get("kb-returns")
+    assert a.title == "Returns policy"
+    assert a.body == "# Ignored heading\n\nBody text.\n"  # everything after the front matter, byte for byte
+    assert a.source_tag == "policies"
+    b = store.get("guides__setup")
+    assert b.title == "Setting up"
+    assert b.source_tag == "hc"
+    assert store.get("notes").title == "notes"
+
+
+def test_html_is_converted_to_markdown(ws, tmp_path):
+    html = ("<html><head><title>Damage claims</title><meta name=\"article-id\" content=\"kb-damage\"></head>"
+            "<body><h1>Damage claims</h1><p>Open a claim with <code>open_damage_claim</code>.</p>"
+            "<h2>Steps</h2><ol><li>Ask for photos</li><li>Submit</li></ol></body></html>")
+    write(tmp_path / "web" / "damage.html", html)
+    ingest(ws, [tmp_path / "web"])
+    art = ArticleStore(ws).get("kb-damage")
+    assert art.title == "Damage claims"
+    assert "# Damage claims" in art.body and "## Steps" in art.body
+    assert "1. Ask for photos" in art.body
+    assert "<p>" not in art.body
+
+
+def test_reingest_unchanged_changed_removed(ws, tmp_path):
+    d = tmp_path / "docs"
+    for i in range(3):
+        write(d / f"{i}.json", json.dumps({"id": f"d{i}", "title": f"T{i}", "content": f"body {i}"}))
+    ingest(ws, [d])
+    before = ArticleStore(ws).get("d0")
+    again = ingest(ws, [d])
+    assert again.counts()["unchanged"] == 3 and again.counts()["added"] == 0
+    write(d / "1.json", json.dumps({"id": "d1", "title": "T1", "content": "body 1, revised"}))
+    (d / "2.json").unlink()
+    rep = ingest(ws, [d])
+    assert rep.changed == ["d1"] and rep.removed == ["d2"] and rep.unchanged == ["d0"]
+    store = ArticleStore(ws)
+    assert store.get("d1").changed is True
+    assert store.get("d1").body == "body 1, revised"
+    with pytest.raises(ArticleNotFound):
+        store.get("d2")
+    assert store.get("d2", include_removed=True).status == "removed"
+    assert store.get("d0") == before  # untouched
+    assert sorted(a.id for a in store.list()) == ["d0", "d1"]
+    # coming back re-activates it
+    write(d / "2.json", json.dumps({"id": "d2", "title": "T2", "content": "body 2"}))
+    assert ingest(ws, [d]).changed == ["d2"]
+
+
+def test_other_roots_are_not_marked_removed(ws, tmp_path):
+    write(tmp_path / "a" / "x.json", json.dumps({"id": "x", "title": "X", "content": "x"}))
+    write(tmp_path / "b" / "y.json", json.dumps({"id": "y", "title": "Y", "content": "y"}))
+    ingest(ws, [tmp_path / "a"])
+    rep = ingest(ws, [tmp_path / "b"])
+    assert rep.removed == []
+    assert ArticleStore(ws).count() == 2
+
+
+@pytest.mark.parametrize(
+    "name, content, needle",
+    [
+        ("bad.json", "{not json", "invalid JSON"),
+        ("missing.json", json.dumps({"id": "m", "title": "M"}), "missing field(s) content"),
+        ("badid.json", json.dumps({"id": "../../etc/passwd", "title": "M", "content": "c"}), "not a plain identifier"),
+        ("types.json", json.dumps({"id": "t", "title": 3, "content": "c"}), "must be strings"),
+        ("latin.md", "caf\xe9 au lait".encode("latin-1"), "not UTF-8"),
+        ("lines.jsonl", '{"id": "ok", "title": "t", "content": "c"}\n{oops\n', "line 2"),
+        ("fm.md", "---\nid: [unclosed\n---\nbody\n", "front matter is not valid YAML"),
+    ],
+)
+def test_malformed_file_is_named_and_nothing_is_written(ws, tmp_path, name, content, needle):
+    d = tmp_path / "docs"
+    write(d / "good.json", json.dumps({"id": "good", "title": "G", "content": "fine"}))
+    write(d / name, content)
+    with pytest.raises(MalformedSourceError) as exc:
+        ingest(ws, [d])
+    assert name in str(exc.value) and needle in str(exc.value)
+    assert "\n" not in str(exc.value)
+    assert ArticleStore(ws).count() == 0  # atomic: the good file was not written either
+
+
+def test_skip_bad_rejects_and_ingests_the_rest(ws, tmp_path):
+    d = tmp_path / "docs"
+    write(d / "good.json", json.dumps({"id": "good", "title": "G", "content": "fine"}))
+    write(d / "bad.json", "{")
+    rep = ingest(ws, [d], skip_bad=True)
+    assert rep.added == ["good"]
+    assert len(rep.rejected) == 1 and "bad.json" in rep.rejected[0]
+
+
+def test_duplicate_ids_across_files_are_rejected(ws, tmp_path):
+    d = tmp_path / "docs"
+    write(d / "a.json", json.dumps({"id": "same", "title": "A", "content": "a"}))
+    write(d / "b.json", json.dumps({"id": "same", "title": "B", "content": "b"}))
+    with pytest.raises(MalformedSourceError, match="duplicate id 'same'"):
+        ingest(ws, [d])
+
+
+def test_empty_and_missing_inputs(ws, tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(EmptyInputError):
+        ingest(ws, [tmp_path / "empty"])
+    with pytest.raises(UserError, match="no such file"):
+        ingest(ws, [tmp_path / "nope"])
+
+
+@pytest.mark.parametrize("bad", ["../../etc/passwd", "a/b", "", "..", "x y", "-lead"])
+def test_bad_ids_are_rejected_before_lookup(ws, bad):
+    with pytest.raises(InvalidIdError):
+        ArticleStore(ws).get(bad)
+
+
+@pytest.mark.shared
+def test_tau2_documents_ingest_byte_identical_and_idempotent(tmp_path, tau2_dir):
+    ws = Workspace.init(tmp_path / "ws")
+    docs = tau2_dir / "documents"
+    rep = ingest(ws, [docs])
+    assert len(rep.added) == 698
+    store = ArticleStore(ws)
+    for f in sorted(docs.glob("*.json")):
+        src = json.loads(f.read_text(encoding="utf-8"))
+        assert store.get(src["id"]).body == src["content"]
+    again = ingest(ws, [docs])
+    assert again.counts() == {"added": 0, "changed": 0, "unchanged": 698, "removed": 0, "rejected": 0}
