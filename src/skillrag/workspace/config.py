@@ -19,6 +19,7 @@ __all__ = [
     "HarnessSettings",
     "ModelSettings",
     "SearchSettings",
+    "ServiceSettings",
     "WikiSettings",
     "WorkspaceConfig",
     "load_config",
@@ -89,6 +90,30 @@ class HarnessSettings(_Section):
     workers: int = Field(1, ge=1, le=64, description="Cases run at once by run-batch.")
 
 
+class ServiceSettings(_Section):
+    """The HTTP service (`skillrag serve`): address, web fallback and per-turn loop caps."""
+
+    host: str = Field("127.0.0.1", description="Interface to bind; loopback by default.")
+    port: int = Field(8765, ge=1, le=65535, description="TCP port.")
+    web_search_url: str | None = Field(
+        None, description="SearXNG-compatible JSON search endpoint (e.g. `http://127.0.0.1:8888/search`); none = web off."
+    )
+    web_allowlist: list[str] = Field(
+        default_factory=list, description="Hosts the web may read for chats without a skill (exact host or subdomain)."
+    )
+    web_timeout_s: float = Field(10.0, gt=0, description="Per web request timeout, in seconds.")
+    web_max_redirects: int = Field(5, ge=0, le=20, description="Redirect hops followed per fetch, each one checked.")
+    web_max_results: int = Field(3, ge=1, le=20, description="Web pages fetched per turn.")
+    web_max_bytes: int = Field(2_000_000, ge=1024, description="Largest web page read, in bytes.")
+    max_retrieval_rounds: int = Field(3, ge=1, description="Retrieval calls per chat turn.")
+    max_tool_calls: int = Field(8, ge=1, description="Tool calls (retrieve, article, web) per chat turn.")
+    max_tokens: int = Field(20_000, ge=1, description="Model tokens per chat turn (input + output).")
+    history_turns: int = Field(6, ge=0, description="Previous turns of the same thread shown when condensing.")
+    allowed_models: list[str] = Field(
+        default_factory=list, description="Model ids a chat request may pick; others are refused (HTTP 400)."
+    )
+
+
 class WorkspaceConfig(_Section):
     """The whole of ``skillrag.yaml``."""
 
@@ -98,6 +123,7 @@ class WorkspaceConfig(_Section):
     wiki: WikiSettings = Field(default_factory=WikiSettings)
     models: ModelSettings = Field(default_factory=ModelSettings)
     harness: HarnessSettings = Field(default_factory=HarnessSettings)
+    service: ServiceSettings = Field(default_factory=ServiceSettings)
 
 
 def load_config(path: Path) -> WorkspaceConfig:
