@@ -1,0 +1,27 @@
+"""The model layer: parse a model id once, build a pydantic-ai chat model, translate provider errors.
+
+``resolve_model("openai:gpt-4.1")``, ``resolve_model("openai-compat:qwen@http://127.0.0.1:8080/v1")``,
+``resolve_model("test")``; a ``pydantic_ai.models.Model`` instance passes through. Scripted models for
+tests live in ``skillrag.models.testing``.
+"""
+
+from skillrag.models._errors import as_model_error, model_errors
+from skillrag.models._resolve import (
+    PROVIDERS,
+    ModelSpec,
+    model_id,
+    parse_model_spec,
+    resolve_model,
+    to_pydantic_settings,
+)
+
+__all__ = [
+    "PROVIDERS",
+    "ModelSpec",
+    "as_model_error",
+    "model_errors",
+    "model_id",
+    "parse_model_spec",
+    "resolve_model",
+    "to_pydantic_settings",
+]
