@@ -1,0 +1,331 @@
+"""Deterministic metrics, declared as data and kept apart from the code that runs them.
+
+A ``Metric`` is a name, a description, a kind and a pure function of one ``ScoredCase`` (the run's
+output, its run record and the ground truth). ``METRICS`` is the registry the config and the CLI read
+their choices from (``skillrag eval metrics``). No metric needs an LLM: they use the τ²-bench style
+ground truth (``required_documents``, ``expected_tools``).
+
+Kinds:
+
+- ``rate``: a pass/fail per case (``bool``) → pass rates with Wilson intervals and McNemar tests;
+- ``fraction``: a value in ``[0, 1]`` per case (recalls) → means;
+- ``score``: a value in ``[-1, 1]`` (order agreement, Kendall tau-b) → means;
+- ``cost``: counts and seconds from the run record → medians.
+
+A function returns ``None`` when the metric is undefined for the case (e.g. recall of required
+documents when the ground truth lists none); such cases leave the denominator. An empty or missing
+output scores 0 / False, never ``None``: a failed run is a failed case.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from scipy.stats import kendalltau
+
+from skillrag.errors import UserError
+
+__all__ = [
+    "METRICS",
+    "Metric",
+    "Reference",
+    "RunCost",
+    "ScoredCase",
+    "compute_metrics",
+    "get_metric",
+    "tool_mentioned",
+]
+
+MetricKind = Literal["rate", "fraction", "score", "cost"]
+MetricSide = Literal["outcome", "retrieval", "guidance", "evidence", "cost"]
+
+
+class Reference(BaseModel):
+    """Ground truth for one case, as the evaluation sees it (mirrors ``skillrag.skill.GroundTruth``).
+
+    Build one from a ``GroundTruth`` with ``Reference.from_ground_truth(gt)``.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    case_id: str
+    reference_guidance: str = ""
+    required_documents: tuple[str, ...] = ()
+    expected_tools: tuple[str, ...] = Field((), description="Tool names in expected order (may repeat).")
+    expected_actions: tuple[Any, ...] = ()
+
+    @classmethod
+    def from_ground_truth(cls, gt: Any) -> Reference:
+        """Accept a ``GroundTruth`` (any object with its attributes) or a mapping."""
+        if isinstance(gt, Reference):
+            return gt
+        if isinstance(gt, Mapping):
+            return cls.model_validate(dict(gt))
+        return cls.model_validate(gt, from_attributes=True)
+
+
+class RunCost(BaseModel):
+    """What one run spent. Counts are calls; times are seconds (None when the record does not say)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    queries: int | None = None
+    fetches: int | None = None
+    tokens: int | None = None
+    seconds: float | None = None
+    search_seconds: float | None = None
+    generation_seconds: float | None = None
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any] | None) -> RunCost:
+        """Read a run record (``RunRecord.model_dump()``).
+
+        Totals are taken from top-level fields when present (``queries``, ``fetches``, ``tokens``,
+        ``seconds`` or ``ms``), else summed over ``steps``. Search time is the time spent in
+        ``retrieve`` steps; generation time is the rest of the run (the model and the other tools).
+        """
+        if not record:
+            return cls()
+        steps = [s for s in record.get("steps") or [] if isinstance(s, Mapping)]
+
+        def total(key: str, step_keys: Sequence[str]) -> float | None:
+            val = record.get(key)
+            if isinstance(val, (int, float)) and not isinstance(val, bool):
+                return float(val)
+            if isinstance(val, (list, tuple)):
+                return float(len(val))
+            found = [s.get(k) for s in steps for k in step_keys if isinstance(s.get(k), (int, float))]
+            return float(sum(found)) if found else None
+
+        def step_kind(s: Mapping[str, Any]) -> str:
+            return str(s.get("tool") or s.get("kind") or s.get("name") or "")
+
+        queries = total("queries", ("queries",))
+        if queries is None and steps:
+            queries = float(sum(1 for s in steps if step_kind(s) == "retrieve"))
+        fetches = total("fetches", ("fetches",))
+        if fetches is None and steps:
+            fetches = float(sum(1 for s in steps if step_kind(s) == "get_article"))
+        tokens = total("tokens", ("tokens", "total_tokens"))
+        seconds: float | None
+        if isinstance(record.get("seconds"), (int, float)):
+            seconds = float(record["seconds"])
+        elif isinstance(record.get("ms"), (int, float)):
+            seconds = float(record["ms"]) / 1000.0
+        else:
+            step_ms = [s.get("ms") for s in steps if isinstance(s.get("ms"), (int, float))]
+            seconds = sum(step_ms) / 1000.0 if step_ms else None
+        search_seconds: float | None
+        if isinstance(record.get("search_ms"), (int, float)):
+            search_seconds = float(record["search_ms"]) / 1000.0
+        else:
+            search_ms = [
+                s.get("ms") for s in steps if step_kind(s) == "retrieve" and isinstance(s.get("ms"), (int, float))
+            ]
+            search_seconds = sum(search_ms) / 1000.0 if steps else None
+        generation = None
+        if seconds is not None and search_seconds is not None:
+            generation = max(0.0, seconds - search_seconds)
+        return cls(
+            queries=None if queries is None else int(queries),
+            fetches=None if fetches is None else int(fetches),
+            tokens=None if tokens is None else int(tokens),
+            seconds=seconds,
+            search_seconds=search_seconds,
+            generation_seconds=generation,
+        )
+
+
+@dataclass(frozen=True)
+class ScoredCase:
+    """Everything a metric may look at for one case of one arm.
+
+    ``output`` is the validated output dict (``case_id, guidance, snippets[{source_article, text, ...}],
+    articles_consulted``) or None when the run produced none; ``record`` is the run record as a dict.
+    """
+
+    case_id: str
+    status: str
+    output: Mapping[str, Any] | None
+    reference: Reference
+    record: Mapping[str, Any] | None = None
+
+    @property
+    def guidance(self) -> str:
+        g = (self.output or {}).get("guidance")
+        return g if isinstance(g, str) else ""
+
+    @property
+    def snippets(self) -> list[Mapping[str, Any]]:
+        snips = (self.output or {}).get("snippets")
+        return [s for s in snips if isinstance(s, Mapping)] if isinstance(snips, list) else []
+
+    @property
+    def articles_consulted(self) -> list[str]:
+        arts = (self.output or {}).get("articles_consulted")
+        return [a for a in arts if isinstance(a, str)] if isinstance(arts, list) else []
+
+    @property
+    def cited_articles(self) -> list[str]:
+        return [str(s.get("source_article")) for s in self.snippets if s.get("source_article")]
+
+    @property
+    def cost(self) -> RunCost:
+        return RunCost.from_record(self.record)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric declared as data: ``fn(case) -> bool | float | None`` (None = undefined for the case)."""
+
+    name: str
+    kind: MetricKind
+    side: MetricSide
+    description: str
+    fn: Callable[[ScoredCase], bool | float | None]
+
+    def __call__(self, case: ScoredCase) -> bool | float | None:
+        return self.fn(case)
+
+
+# --- helpers --------------------------------------------------------------------------------------
+
+_NON_WORD = re.compile(r"[^0-9a-z]+")
+
+
+def _words(text: str) -> str:
+    """Lower-case text with every run of non-alphanumerics (``_`` included) turned into one space."""
+    return " " + _NON_WORD.sub(" ", text.lower()).strip() + " "
+
+
+def tool_mentioned(tool: str, text: str) -> bool:
+    """True when ``text`` names ``tool``: the identifier or its words (``apply_for_credit_card`` matches
+    "apply_for_credit_card" and "Apply for credit card"), case-insensitive, on word boundaries."""
+    needle = _words(tool)
+    return bool(needle.strip()) and needle in _words(text)
+
+
+def _first_position(tool: str, text: str) -> int | None:
+    needle = _words(tool)
+    hay = _words(text)
+    pos = hay.find(needle)
+    return None if pos < 0 else pos
+
+
+def _unique(seq: Iterable[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for item in seq:
+        if item and item not in seen:
+            seen[item] = None
+    return list(seen)
+
+
+def _recall(required: Sequence[str], found: Iterable[str]) -> float | None:
+    req = set(required)
+    if not req:
+        return None
+    return len(req & set(found)) / len(req)
+
+
+def _all(value: float | None) -> bool | None:
+    return None if value is None else value >= 1.0 - 1e-12
+
+
+def _docs_consulted(c: ScoredCase) -> float | None:
+    # the articles a run read: what the output lists, plus what it cited (a citation implies a read)
+    return _recall(c.reference.required_documents, [*c.articles_consulted, *c.cited_articles])
+
+
+def _docs_cited(c: ScoredCase) -> float | None:
+    return _recall(c.reference.required_documents, c.cited_articles)
+
+
+def _tools_in_guidance(c: ScoredCase) -> float | None:
+    tools = _unique(c.reference.expected_tools)
+    if not tools:
+        return None
+    return sum(1 for t in tools if tool_mentioned(t, c.guidance)) / len(tools)
+
+
+def _tools_grounded(c: ScoredCase) -> float | None:
+    tools = _unique(c.reference.expected_tools)
+    if not tools:
+        return None
+    texts = [str(s.get("text") or "") for s in c.snippets]
+    return sum(1 for t in tools if any(tool_mentioned(t, x) for x in texts)) / len(tools)
+
+
+def _tool_order(c: ScoredCase) -> float | None:
+    """Kendall tau-b between expected order and order of first mention in the guidance, over the
+    expected tools the guidance names; undefined with fewer than two such tools."""
+    tools = _unique(c.reference.expected_tools)
+    found = [(i, p) for i, t in enumerate(tools) if (p := _first_position(t, c.guidance)) is not None]
+    if len(found) < 2:
+        return None
+    expected_rank = [i for i, _ in found]
+    mention_pos = [p for _, p in found]
+    tau = kendalltau(expected_rank, mention_pos).statistic
+    return None if tau != tau else float(tau)  # NaN when all positions tie
+
+
+def _cost_field(name: str) -> Callable[[ScoredCase], float | None]:
+    def fn(c: ScoredCase) -> float | None:
+        value = getattr(c.cost, name)
+        return None if value is None else float(value)
+
+    return fn
+
+
+_METRIC_LIST: list[Metric] = [
+    Metric("accepted", "rate", "outcome", "The run saved an output the evidence contract accepted.",
+           lambda c: c.status == "accepted" and c.output is not None),
+    Metric("docs_consulted_recall", "fraction", "retrieval",
+           "Share of required_documents among the articles the run consulted (or cited).", _docs_consulted),
+    Metric("docs_consulted_all", "rate", "retrieval",
+           "Every required document was consulted.", lambda c: _all(_docs_consulted(c))),
+    Metric("docs_cited_recall", "fraction", "evidence",
+           "Share of required_documents cited by at least one snippet.", _docs_cited),
+    Metric("docs_cited_all", "rate", "evidence",
+           "Every required document is cited by a snippet.", lambda c: _all(_docs_cited(c))),
+    Metric("tools_in_guidance_recall", "fraction", "guidance",
+           "Share of expected tool names that the guidance names.", _tools_in_guidance),
+    Metric("tools_in_guidance_all", "rate", "guidance",
+           "The guidance names every expected tool.", lambda c: _all(_tools_in_guidance(c))),
+    Metric("tools_grounded_recall", "fraction", "evidence",
+           "Share of expected tools grounded: some cited snippet names the tool.", _tools_grounded),
+    Metric("tools_grounded_all", "rate", "evidence",
+           "Every expected tool is grounded in a cited snippet.", lambda c: _all(_tools_grounded(c))),
+    Metric("tool_order_tau", "score", "guidance",
+           "Kendall tau-b of expected vs mentioned order of the tools the guidance names.", _tool_order),
+    Metric("queries", "cost", "cost", "Retrieve calls in the run.", _cost_field("queries")),
+    Metric("fetches", "cost", "cost", "get_article calls in the run.", _cost_field("fetches")),
+    Metric("tokens", "cost", "cost", "Model tokens used (0 for the extractive harness).", _cost_field("tokens")),
+    Metric("seconds", "cost", "cost", "Wall time of the run, seconds.", _cost_field("seconds")),
+    Metric("search_seconds", "cost", "cost", "Time in retrieve calls, seconds.", _cost_field("search_seconds")),
+    Metric("generation_seconds", "cost", "cost",
+           "Time outside retrieve calls (model + other tools), seconds.", _cost_field("generation_seconds")),
+]
+
+#: The registry: name → Metric, in report order.
+METRICS: dict[str, Metric] = {m.name: m for m in _METRIC_LIST}
+
+#: Pairs (guidance-side rate, evidence-side rate) whose gap is the investment localiser.
+GAP_PAIRS: list[tuple[str, str]] = [("tools_in_guidance_all", "tools_grounded_all")]
+
+
+def get_metric(name: str) -> Metric:
+    """The registered metric ``name``; ``UserError`` naming the choices otherwise."""
+    try:
+        return METRICS[name]
+    except KeyError:
+        raise UserError(f"unknown metric {name!r} (choose from: {', '.join(METRICS)})") from None
+
+
+def compute_metrics(case: ScoredCase, names: Sequence[str] | None = None) -> dict[str, bool | float | None]:
+    """Every registered metric (or those in ``names``) for one case: ``{name: value}``."""
+    metrics = [get_metric(n) for n in names] if names is not None else list(METRICS.values())
+    return {m.name: m(case) for m in metrics}

@@ -1,0 +1,118 @@
+"""Deterministic metrics: values on a worked example and the edge cases (no relevant docs, empty output)."""
+
+import pytest
+
+from skillrag.errors import UserError
+from skillrag.evaluation.metrics import (
+    METRICS,
+    Reference,
+    RunCost,
+    ScoredCase,
+    compute_metrics,
+    get_metric,
+    tool_mentioned,
+)
+
+REF = Reference(
+    case_id="t1",
+    reference_guidance="verify, then transfer",
+    required_documents=("doc_a", "doc_b", "doc_c", "doc_d"),
+    expected_tools=("log_verification", "transfer_funds_between_bank_accounts_1234", "log_verification",
+                    "transfer_to_human_agents"),
+)
+OUTPUT = {
+    "case_id": "t1",
+    "guidance": "1. Transfer to human agents if stuck.\n2. Call log_verification first."
+                "\n3. Run transfer_funds_between_bank_accounts_1234.",
+    "snippets": [
+        {"source_article": "doc_a", "text": "Always call log_verification before any change."},
+        {"source_article": "doc_b", "text": "Use transfer_funds_between_bank_accounts_1234 to move money."},
+    ],
+    "articles_consulted": ["doc_a", "doc_b", "doc_c", "doc_x"],
+}
+RECORD = {
+    "steps": [
+        {"tool": "load_case", "ms": 3.0},
+        {"tool": "retrieve", "ms": 100.0},
+        {"tool": "retrieve", "ms": 50.0},
+        {"tool": "get_article", "ms": 10.0},
+        {"tool": "save_output", "ms": 7.0},
+    ],
+    "ms": 2000.0,
+    "tokens": 1234,
+}
+
+
+def test_registry_is_data():
+    assert {"accepted", "docs_consulted_recall", "tools_grounded_all", "tool_order_tau", "seconds"} <= set(METRICS)
+    assert all(m.kind in {"rate", "fraction", "score", "cost"} for m in METRICS.values())
+    assert all(m.description for m in METRICS.values())
+    with pytest.raises(UserError, match="unknown metric"):
+        get_metric("bleu")
+
+
+def test_worked_example():
+    v = compute_metrics(ScoredCase("t1", "accepted", OUTPUT, REF, RECORD))
+    assert v["accepted"] is True
+    assert v["docs_consulted_recall"] == pytest.approx(3 / 4)
+    assert v["docs_consulted_all"] is False
+    assert v["docs_cited_recall"] == pytest.approx(2 / 4)
+    # 3 distinct tools, all named in guidance ("Transfer to human agents" matches transfer_to_human_agents)
+    assert v["tools_in_guidance_recall"] == pytest.approx(1.0)
+    assert v["tools_in_guidance_all"] is True
+    # grounded: the snippets name 2 of 3 tools
+    assert v["tools_grounded_recall"] == pytest.approx(2 / 3)
+    assert v["tools_grounded_all"] is False
+    # expected order verify, transfer_funds, human; mentioned order human, verify, transfer_funds
+    # pairs: (v,t) concordant, (v,h) discordant, (t,h) discordant → tau = (1-2)/3
+    assert v["tool_order_tau"] == pytest.approx(-1 / 3)
+    assert v["queries"] == 2 and v["fetches"] == 1 and v["tokens"] == 1234
+    assert v["seconds"] == pytest.approx(2.0)
+    assert v["search_seconds"] == pytest.approx(0.15)
+    assert v["generation_seconds"] == pytest.approx(1.85)
+
+
+def test_no_relevant_documents_or_tools_is_undefined_not_zero():
+    ref = Reference(case_id="t2")
+    v = compute_metrics(ScoredCase("t2", "accepted", OUTPUT, ref, RECORD))
+    for name in ("docs_consulted_recall", "docs_consulted_all", "docs_cited_recall", "tools_in_guidance_recall",
+                 "tools_grounded_all", "tool_order_tau"):
+        assert v[name] is None, name
+    assert v["accepted"] is True
+
+
+def test_empty_output_scores_zero():
+    for output in (None, {}, {"guidance": "", "snippets": [], "articles_consulted": []}):
+        v = compute_metrics(ScoredCase("t1", "failed", output, REF, None))
+        assert v["accepted"] is False
+        assert v["docs_consulted_recall"] == 0.0 and v["docs_cited_all"] is False
+        assert v["tools_in_guidance_recall"] == 0.0 and v["tools_grounded_recall"] == 0.0
+        assert v["tool_order_tau"] is None
+        assert v["queries"] is None and v["seconds"] is None
+
+
+def test_malformed_output_fields_do_not_crash():
+    output = {"guidance": 42, "snippets": "nope", "articles_consulted": [1, None, "doc_a"]}
+    v = compute_metrics(ScoredCase("t1", "accepted", output, REF, {"steps": "bad"}))
+    assert v["docs_consulted_recall"] == pytest.approx(1 / 4)
+    assert v["tools_in_guidance_recall"] == 0.0
+
+
+def test_tool_mentioned_word_boundaries():
+    assert tool_mentioned("apply_for_credit_card", "then Apply for credit card now")
+    assert tool_mentioned("apply_for_credit_card", "(apply_for_credit_card)")
+    assert not tool_mentioned("apply_for_credit_card", "reapply for credit cards")
+    assert not tool_mentioned("transfer_funds_1234", "transfer_funds_12345")
+    assert not tool_mentioned("", "anything")
+
+
+def test_run_cost_from_totals():
+    cost = RunCost.from_record({"queries": 4, "fetches": 6, "seconds": 3.5, "search_ms": 500, "tokens": 10})
+    assert (cost.queries, cost.fetches, cost.tokens) == (4, 6, 10)
+    assert cost.search_seconds == pytest.approx(0.5) and cost.generation_seconds == pytest.approx(3.0)
+    assert RunCost.from_record(None) == RunCost()
+
+
+def test_subset_of_metrics():
+    v = compute_metrics(ScoredCase("t1", "accepted", OUTPUT, REF, RECORD), ["accepted", "queries"])
+    assert v == {"accepted": True, "queries": 2.0}
