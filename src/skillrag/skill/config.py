@@ -1,0 +1,79 @@
+"""``skill.yaml``: the typed settings of one skill (retrieval, budgets, sources, snippet limits)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from skillrag.errors import ConfigError
+from skillrag.skill.contract import ContractLimits
+
+__all__ = ["SkillBudgets", "SkillConfig", "load_skill_config"]
+
+
+class SkillBudgets(BaseModel):
+    """Per-case budgets the harness enforces when it runs this skill. ``None`` = the workspace's
+    ``harness`` setting of the same name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_queries: int | None = Field(None, ge=1, description="retrieve calls per case.")
+    max_fetches: int | None = Field(None, ge=0, description="get_article calls per case.")
+    max_save_retries: int | None = Field(None, ge=0, description="Rejected saves retried before failing.")
+    max_tokens: int | None = Field(None, ge=1, description="Model tokens per case.")
+    max_seconds: float | None = Field(None, gt=0, description="Wall time per case, in seconds.")
+
+
+class SkillConfig(BaseModel):
+    """The whole of a skill's ``skill.yaml``. Unknown settings are errors (``extra="forbid"``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["wiki", "direct"] | None = Field(
+        None, description="Retrieval backend for `retrieve`; none = the workspace's search.backend."
+    )
+    mode: Literal["hybrid", "bm25", "dense"] | None = Field(
+        None, description="Retrievers fused by `retrieve`; none = the workspace's search.mode."
+    )
+    k: int = Field(10, ge=1, le=200, description="Results per `retrieve` call, in article ids.")
+    max_snippets: int = Field(15, ge=1, le=200, description="Most snippets one output may carry.")
+    min_snippets: int = Field(1, ge=0, description="Fewest snippets one output must carry.")
+    min_snippet_chars: int = Field(15, ge=1, description="Shortest snippet, in characters (normalised).")
+    max_snippet_chars: int = Field(2000, ge=1, description="Longest snippet, in characters (normalised).")
+    allowed_sources: list[str] | None = Field(
+        None, description="Source tags the skill may search, read and cite; none = every source."
+    )
+    cases: str | None = Field(None, description="Default case file (JSONL), relative to the workspace root.")
+    budgets: SkillBudgets = Field(default_factory=SkillBudgets)
+
+    def limits(self) -> ContractLimits:
+        """The evidence-contract limits this skill imposes on ``save_output``."""
+        return ContractLimits(
+            max_snippets=self.max_snippets,
+            min_snippets=self.min_snippets,
+            min_snippet_chars=self.min_snippet_chars,
+            max_snippet_chars=self.max_snippet_chars,
+        )
+
+
+def load_skill_config(path: Path) -> SkillConfig:
+    """Read ``skill.yaml`` (a missing file = all defaults); raises ``ConfigError`` naming the
+    file and the first bad setting."""
+    if not path.exists():
+        return SkillConfig()
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: top level must be a mapping")
+    try:
+        return SkillConfig.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(root)"
+        msg = "unknown setting" if err["type"] == "extra_forbidden" else err["msg"]
+        raise ConfigError(f"{path}: {where}: {msg}") from None

@@ -1,0 +1,139 @@
+"""Skills on disk: ``skills/NAME/SKILL.md`` (+ ``skill.yaml``), found by ``SkillRegistry``.
+
+A workspace's ``skills/`` folder may hold several skills. The skills shipped with skillrag
+(``skillrag/skills_builtin/*``) are also visible to a registry when the workspace has no folder
+of the same name; ``install_builtin_skills`` copies them into the workspace to edit them.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from skillrag.errors import ConfigError, SkillNotFound
+from skillrag.skill.config import SkillConfig, load_skill_config
+from skillrag.skill.spec import check_front_matter, read_skill_md
+from skillrag.workspace import Workspace
+
+__all__ = ["Skill", "SkillRegistry", "builtin_skills_dir", "install_builtin_skills", "load_skill"]
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One loaded skill: front-matter ``name`` and ``description``, the SKILL.md body as
+    ``manual``, the typed ``config`` (skill.yaml), its folder ``path``, and whether it is ``builtin``."""
+
+    name: str
+    description: str
+    manual: str
+    config: SkillConfig
+    path: Path
+    front_matter: dict[str, Any] = field(default_factory=dict)
+    builtin: bool = False
+
+
+def builtin_skills_dir() -> Path:
+    """The folder of skills shipped in the package (``skillrag/skills_builtin``)."""
+    return Path(str(resources.files("skillrag") / "skills_builtin"))
+
+
+def load_skill(folder: str | Path, *, builtin: bool = False) -> Skill:
+    """Load the skill in ``folder``; raises ``ConfigError`` naming the folder and every problem
+    of SKILL.md (missing front matter or field, name not matching the folder, over-long fields)
+    or the first bad setting of skill.yaml (unknown setting, wrong type)."""
+    folder = Path(folder)
+    try:
+        meta, body = read_skill_md(folder / "SKILL.md")
+    except ValueError as exc:
+        raise ConfigError(f"skill {folder.name!r}: {exc}") from None
+    problems = check_front_matter(meta, folder.name)
+    if problems:
+        raise ConfigError(f"skill {folder.name!r}: " + "; ".join(problems))
+    config = load_skill_config(folder / "skill.yaml")
+    return Skill(
+        name=meta["name"],
+        description=meta["description"].strip(),
+        manual=body,
+        config=config,
+        path=folder.resolve(),
+        front_matter=meta,
+        builtin=builtin,
+    )
+
+
+class SkillRegistry:
+    """The skills a workspace can run: its ``skills/*/`` folders, then the built-in ones.
+
+    ``get(name)`` loads one (``SkillNotFound`` if absent, ``ConfigError`` if broken);
+    ``list()`` the valid ones; ``problems()`` the broken ones as ``{name: reason}``.
+    """
+
+    def __init__(self, ws: Workspace, *, include_builtin: bool = True) -> None:
+        self.workspace = ws
+        self.include_builtin = include_builtin
+
+    def _folders(self) -> dict[str, tuple[Path, bool]]:
+        found: dict[str, tuple[Path, bool]] = {}
+        if self.include_builtin:
+            base = builtin_skills_dir()
+            if base.is_dir():
+                for d in sorted(base.iterdir()):
+                    if (d / "SKILL.md").is_file():
+                        found[d.name] = (d, True)
+        if self.workspace.skills_dir.is_dir():
+            for d in sorted(self.workspace.skills_dir.iterdir()):
+                if d.is_dir() and not d.name.startswith("."):
+                    found[d.name] = (d, False)
+        return dict(sorted(found.items()))
+
+    def names(self) -> list[str]:
+        """Names of every skill folder (valid or not), sorted."""
+        return list(self._folders())
+
+    def get(self, name: str) -> Skill:
+        folders = self._folders()
+        if name not in folders:
+            have = ", ".join(folders) or "none"
+            raise SkillNotFound(f"no skill named {name!r} (skills: {have})")
+        path, builtin = folders[name]
+        return load_skill(path, builtin=builtin)
+
+    def list(self) -> list[Skill]:
+        out = []
+        for name in self._folders():
+            try:
+                out.append(self.get(name))
+            except ConfigError:
+                continue
+        return out
+
+    def problems(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for name in self._folders():
+            try:
+                self.get(name)
+            except ConfigError as exc:
+                out[name] = str(exc)
+        return out
+
+
+def install_builtin_skills(ws: Workspace, *, overwrite: bool = False) -> list[str]:
+    """Copy the built-in skills into ``ws.skills_dir``; an existing folder is kept unless
+    ``overwrite``. Returns the names copied."""
+    copied: list[str] = []
+    base = builtin_skills_dir()
+    ws.skills_dir.mkdir(parents=True, exist_ok=True)
+    for d in sorted(base.iterdir()):
+        if not (d / "SKILL.md").is_file():
+            continue
+        dest = ws.skills_dir / d.name
+        if dest.exists():
+            if not overwrite:
+                continue
+            shutil.rmtree(dest)
+        shutil.copytree(d, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        copied.append(d.name)
+    return copied
