@@ -53,6 +53,15 @@ class SearchSettings(_Section):
     stopwords: str | None = Field("en", description="Stop-word list for BM25 (`en` or none).")
     stemmer: str | None = Field("english", description="Snowball stemmer language for BM25, or none.")
     max_query_tokens: int = Field(256, ge=8, description="Dense query truncation, in model tokens.")
+    dense_query: Literal["truncate", "pool"] = Field(
+        "pool", description="Long dense queries: keep the first max_query_tokens, or pool passage vectors."
+    )
+    max_query_terms: int = Field(48, ge=1, description="BM25 query terms kept (highest idf first), in terms.")
+    bm25_k1: float = Field(1.5, gt=0, description="BM25 term-frequency saturation k1 (unitless).")
+    bm25_b: float = Field(0.75, ge=0, le=1, description="BM25 length normalisation b (unitless).")
+    title_weight: int = Field(2, ge=1, le=10, description="Times an item's title counts in its BM25 text.")
+    passage_words: int = Field(150, ge=16, description="Dense passage window, in words.")
+    passage_overlap: int = Field(30, ge=0, description="Overlap of consecutive dense passages, in words.")
 
 
 class WikiSettings(_Section):
@@ -66,6 +75,7 @@ class WikiSettings(_Section):
     candidate_pages: int = Field(5, ge=1, le=50, description="Existing pages shown to the model per article.")
     max_retries: int = Field(2, ge=0, description="Retries per article after an invalid page.")
     concurrency: int = Field(1, ge=1, le=32, description="Model calls in flight at once.")
+    max_group: int = Field(10, ge=1, le=100, description="Extractive builder: most articles merged into one page.")
 
 
 class ModelSettings(_Section):

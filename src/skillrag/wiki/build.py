@@ -1,0 +1,270 @@
+"""Build or update a workspace's navigation layer, and maintain it after a re-ingest.
+
+``build_wiki(ws, builder=..., variant=...)`` compares the article hashes recorded in
+``wiki/manifest.json`` with ``ArticleStore(ws).hashes()``: a first build covers every article; later
+builds touch only what new, changed or removed articles (and articles no page cites any more) affect,
+and the report says which pages were created, updated and deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from skillrag.corpus import Article, ArticleStore
+from skillrag.errors import EmptyInputError, UserError
+from skillrag.wiki.extractive import _titles, assign_page_ids, extractive_page, group_articles, group_key
+from skillrag.wiki.layer import Layer, Manifest, library_version, now_iso
+from skillrag.wiki.page import Page
+from skillrag.wiki.variants import VARIANTS
+from skillrag.workspace import Workspace
+
+__all__ = ["BuildReport", "ArticleDiff", "diff_articles", "build_wiki", "estimate_build"]
+
+
+@dataclass
+class ArticleDiff:
+    """Articles to (re)place compared with the manifest."""
+
+    new: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unreferenced: list[str] = field(default_factory=list)  # covered by the manifest, cited by no page
+
+    def touched(self) -> set[str]:
+        return set(self.new) | set(self.changed) | set(self.removed) | set(self.unreferenced)
+
+    def empty(self) -> bool:
+        return not self.touched()
+
+
+@dataclass
+class BuildReport:
+    """What one build did. Token counts are the model's reported usage (0 for the extractive builder)."""
+
+    builder: str
+    variant: str
+    model: str | None
+    articles: int
+    pages: int
+    diff: ArticleDiff
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    failed: dict[str, list[str]] = field(default_factory=dict)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+    seconds: float = 0.0
+    up_to_date: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def diff_articles(layer: Layer, hashes: dict[str, str], pages: list[Page]) -> ArticleDiff:
+    """Compare the manifest's hashes (none: a first build) with the store's ``hashes``."""
+    man = layer.manifest()
+    recorded = man.articles if man else {}
+    cited = {aid for p in pages for aid in p.article_ids()}
+    d = ArticleDiff(
+        new=sorted(set(hashes) - set(recorded)),
+        changed=sorted(i for i in hashes if i in recorded and recorded[i] != hashes[i]),
+        removed=sorted(set(recorded) - set(hashes)),
+    )
+    d.unreferenced = sorted(i for i in hashes if i in recorded and i not in cited and i not in d.changed)
+    return d
+
+
+def _strip_removed(page: Page, removed: set[str]) -> Page | None:
+    """``page`` without links to or sources of ``removed`` articles; None if no source is left.
+
+    A step that rested only on removed articles is dropped with them."""
+    sources = tuple(s for s in page.sources if s.id not in removed)
+    if not sources:
+        return None
+    steps = []
+    for s in page.steps:
+        links = tuple(ln for ln in s.links if ln.article_id not in removed)
+        if s.links and not links:
+            continue
+        steps.append(s.model_copy(update={"links": links}))
+    return page.model_copy(update={
+        "steps": tuple(steps),
+        "pooled_links": tuple(ln for ln in page.pooled_links if ln.article_id not in removed),
+        "sources": sources,
+        "built_from": {k: v for k, v in page.built_from.items() if k not in removed},
+    })
+
+
+def _build_extractive(
+    ws: Workspace, layer: Layer, articles: list[Article], pages: list[Page], diff: ArticleDiff,
+    variant: str, max_group: int, report: BuildReport,
+) -> None:
+    merge = variant != "no-merge"
+    key = (lambda aid: group_key(aid)) if merge else (lambda aid: aid)
+    touched = {key(a) for a in diff.touched()}
+    old = {p.id: p for p in pages if any(key(s) in touched for s in p.source_ids()) or not p.sources}
+    keep_ids = {p.id for p in pages} - set(old)
+    subset = [a for a in articles if key(a.id) in touched]
+    groups = group_articles(subset, max_group=max_group, merge=merge)
+    titles = _titles(groups, merge)
+    ids = assign_page_ids(titles, groups, taken=keep_ids)
+    fresh = {}
+    for pid, title, g in zip(ids, titles, groups, strict=True):
+        fresh[pid] = extractive_page(g, pid, title, variant=variant)
+    for pid, page in fresh.items():
+        if pid not in old:
+            report.created.append(pid)
+        elif old[pid] != page:
+            report.updated.append(pid)
+        else:
+            continue
+        layer.write(page)
+    for pid in sorted(set(old) - set(fresh)):
+        layer.delete(pid)
+        report.deleted.append(pid)
+    lines = []
+    for pid, page in sorted(fresh.items()):
+        for aid in page.source_ids():
+            if aid in diff.touched():
+                kind = "new" if aid in diff.new else "changed" if aid in diff.changed else "re-placed"
+                lines.append(f"{aid} ({kind}) placed on page {pid} (builder extractive, variant {variant})")
+    lines += [f"{aid} (removed) dropped; page {pid} deleted" for pid in report.deleted
+              for aid in old[pid].source_ids() if aid in diff.removed]
+    layer.log(lines)
+
+
+def build_wiki(
+    ws: Workspace,
+    *,
+    builder: str | None = None,
+    variant: str | None = None,
+    model: Any = None,
+    rebuild: bool = False,
+    concurrency: int | None = None,
+    max_group: int | None = None,
+    progress: Callable[[int, int, int, int], None] | None = None,
+) -> BuildReport:
+    """Build the layer, or bring it up to date with the articles.
+
+    Defaults come from the workspace ``wiki:`` settings. Raises ``EmptyInputError`` when there are no
+    articles, ``UserError`` when the existing layer was built with another builder or variant (pass
+    ``rebuild=True`` to replace it) or when the llm builder has no model.
+    """
+    import time
+
+    t0 = time.perf_counter()
+    cfg = ws.config.wiki
+    builder = builder or cfg.builder
+    variant = variant or cfg.variant
+    if variant not in VARIANTS:
+        raise UserError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
+    if builder not in ("extractive", "llm"):
+        raise UserError(f"unknown builder {builder!r} (choose extractive or llm)")
+    store = ArticleStore(ws)
+    articles = store.list()
+    if not articles:
+        raise EmptyInputError("no articles in the workspace: run `skillrag ingest` first")
+    layer = Layer(ws)
+    man = layer.manifest()
+    if rebuild:
+        layer.clear()
+        if builder == "llm":
+            from skillrag.wiki.llm import Journal
+
+            Journal(ws).clear()
+        man = None
+    elif man and (man.builder != builder or man.variant != variant):
+        raise UserError(
+            f"the layer was built with builder {man.builder!r}, variant {man.variant!r}; "
+            f"pass --rebuild to replace it with builder {builder!r}, variant {variant!r}"
+        )
+    elif man is None and layer.exists():
+        raise UserError(f"{layer.pages_dir} holds pages but no manifest; pass --rebuild to rebuild the layer")
+    if man is None:  # recorded first, so an interrupted first build resumes instead of refusing
+        layer.write_manifest(Manifest(library_version=library_version(), builder=builder, variant=variant,
+                                      built_at=now_iso()))
+    pages = layer.pages()
+    hashes = {a.id: a.content_hash for a in articles}
+    diff = diff_articles(layer, hashes, pages)
+    model_name = None
+    report = BuildReport(builder=builder, variant=variant, model=None, articles=len(articles), pages=len(pages),
+                         diff=diff)
+    if diff.empty() and man is not None and man.articles:
+        report.up_to_date = True
+        report.model = man.model
+        report.seconds = time.perf_counter() - t0
+        return report
+    mg = max_group or cfg.max_group
+    if builder == "extractive":
+        _build_extractive(ws, layer, articles, pages, diff, variant, mg, report)
+        params: dict[str, Any] = {"max_group": mg}
+    else:
+        from skillrag.wiki.llm import Journal, LLMBuilder, LLMBuildLimits
+
+        spec = model if model is not None else (cfg.model or ws.config.models.default)
+        if spec is None:
+            raise UserError("the llm builder needs a model: pass --model ID or set wiki.model in skillrag.yaml")
+        limits = LLMBuildLimits(candidate_pages=cfg.candidate_pages, max_retries=cfg.max_retries)
+        llm = LLMBuilder(ws, spec, variant=variant, limits=limits,
+                         concurrency=concurrency or cfg.concurrency, progress=progress)
+        model_name = llm.model_name
+        removed = set(diff.removed)
+        if removed:  # drop links to removed articles; delete pages left without sources
+            for page in pages:
+                if not removed & set(page.article_ids()):
+                    continue
+                new = _strip_removed(page, removed)
+                if new is None:
+                    layer.delete(page.id)
+                    report.deleted.append(page.id)
+                else:
+                    layer.write(new)
+                    report.updated.append(page.id)
+            Journal(ws).forget(sorted(removed))
+            layer.log([f"{aid} (removed) dropped from the layer" for aid in sorted(removed)])
+            llm = LLMBuilder(ws, spec, variant=variant, limits=limits,
+                             concurrency=concurrency or cfg.concurrency, progress=progress)
+        Journal(ws).forget(diff.unreferenced)
+        todo = [a for a in articles if a.id in set(diff.new) | set(diff.changed) | set(diff.unreferenced)]
+        res = llm.run(todo)
+        report.created += [p for p in dict.fromkeys(res.created) if p not in report.created]
+        report.updated += [p for p in dict.fromkeys(res.updated) if p not in report.updated and p not in res.created]
+        report.failed = res.failed
+        report.input_tokens, report.output_tokens, report.requests = res.input_tokens, res.output_tokens, res.requests
+        params = {"candidate_pages": limits.candidate_pages, "max_retries": limits.max_retries,
+                  "passes": limits.passes, "max_candidate_chars": limits.max_candidate_chars,
+                  "max_article_chars": limits.max_article_chars}
+    pages = layer.pages()
+    covered = {aid for p in pages for aid in p.article_ids()}
+    prev = man.articles if man else {}
+    recorded = {aid: h for aid, h in hashes.items() if aid in covered}
+    # an article the llm builder failed on keeps its old hash, so the next build retries it
+    for aid in report.failed:
+        recorded.pop(aid, None)
+        if aid in prev and aid in covered:
+            recorded[aid] = prev[aid]
+    layer.write_manifest(Manifest(
+        library_version=library_version(), builder=builder, variant=variant, model=model_name,
+        params=params, articles=dict(sorted(recorded.items())), built_at=now_iso(),
+    ))
+    report.model = model_name
+    report.pages = len(pages)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def estimate_build(ws: Workspace, *, variant: str | None = None, model: Any = None) -> dict[str, int]:
+    """``--dry-run``: the token estimate of an llm build of what is not yet built (no model call)."""
+    from skillrag.wiki.llm import LLMBuilder, LLMBuildLimits
+
+    cfg = ws.config.wiki
+    spec = model if model is not None else (cfg.model or ws.config.models.default or "test")
+    articles = ArticleStore(ws).list()
+    if not articles:
+        raise EmptyInputError("no articles in the workspace: run `skillrag ingest` first")
+    limits = LLMBuildLimits(candidate_pages=cfg.candidate_pages, max_retries=cfg.max_retries)
+    return LLMBuilder(ws, spec, variant=variant or cfg.variant, limits=limits).estimate(articles)
+

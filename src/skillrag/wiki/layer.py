@@ -1,0 +1,231 @@
+"""The navigation layer on disk: page files, ``index.md``, ``log.md`` and ``manifest.json``.
+
+Layout under ``ws.wiki_dir``::
+
+    pages/<page-id>.md   one page per file (see ``skillrag.wiki.page``)
+    index.md             one line per page, maintained by code: a page change rewrites its one line
+    log.md               append-only: what each article did to which page, when, with which builder/model
+    manifest.json        how the layer was built: library version, builder, variant, model, parameters,
+                         the content hash of every article it covers
+
+Every write is atomic (temp file + rename).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillrag.errors import WorkspaceError
+from skillrag.wiki.page import Page, check_page_id, parse_page, render_page
+from skillrag.workspace import Workspace, atomic_write_text
+
+__all__ = ["Layer", "Manifest", "load_pages", "layer_fingerprint", "library_version", "now_iso"]
+
+INDEX_HEADER = "# Index\n\nOne line per page, maintained by `skillrag wiki build` (do not reorder by hand).\n\n"
+LOG_HEADER = "# Log\n\nAppend-only record of what each article did to which page.\n\n"
+_INDEX_LINE = re.compile(r"^- \[(?P<title>.*)\]\(pages/(?P<id>[a-z0-9-]+)\.md\)(?P<rest>.*)$")
+
+
+def library_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("skillrag")
+    except Exception:  # pragma: no cover - not installed as a distribution
+        return "0+unknown"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Manifest(BaseModel):
+    """How the layer was built (``wiki/manifest.json``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    library_version: str
+    builder: str
+    variant: str
+    model: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    articles: dict[str, str] = Field(default_factory=dict, description="article id -> content hash covered.")
+    built_at: str = ""
+
+
+def _index_line(page: Page) -> str:
+    intent = page.intent or (page.solves[0] if page.solves else "")
+    if len(intent) > 140:
+        intent = intent[:140].rsplit(" ", 1)[0] + " …"
+    title = page.title.replace("[", "(").replace("]", ")")
+    return f"- [{title}](pages/{page.id}.md) — {len(page.sources)} sources" + (f" — {intent}" if intent else "")
+
+
+class Layer:
+    """Read and write one workspace's navigation layer.
+
+    ``Layer(ws)`` never creates anything until something is written.
+    """
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.root = ws.wiki_dir
+        self.pages_dir = self.root / "pages"
+        self.index_path = self.root / "index.md"
+        self.log_path = self.root / "log.md"
+        self.manifest_path = self.root / "manifest.json"
+
+    # -- pages --------------------------------------------------------------------------------
+
+    def page_path(self, page_id: str) -> Path:
+        return self.pages_dir / f"{check_page_id(page_id)}.md"
+
+    def page_files(self) -> list[Path]:
+        if not self.pages_dir.is_dir():
+            return []
+        return sorted(self.pages_dir.glob("*.md"))
+
+    def exists(self) -> bool:
+        return bool(self.page_files())
+
+    def read(self, page_id: str) -> Page:
+        """The page with this id; ``WorkspaceError`` if it is missing or malformed."""
+        path = self.page_path(page_id)
+        if not path.is_file():
+            raise WorkspaceError(f"no wiki page {page_id!r} (see `skillrag wiki pages`)")
+        return self._parse(path)
+
+    def _parse(self, path: Path) -> Page:
+        page = parse_page(path.read_text(encoding="utf-8"), where=str(path))
+        if page.id != path.stem:
+            raise WorkspaceError(f"{path}: front matter id {page.id!r} does not match the file name")
+        return page
+
+    def pages(self, *, skip_bad: bool = False) -> list[Page]:
+        """Every page sorted by id. A malformed page raises ``WorkspaceError`` unless ``skip_bad``."""
+        out = []
+        for path in self.page_files():
+            try:
+                out.append(self._parse(path))
+            except WorkspaceError:
+                if not skip_bad:
+                    raise
+        return out
+
+    def bad_pages(self) -> list[str]:
+        """``"path: reason"`` for each page file that does not parse."""
+        bad = []
+        for path in self.page_files():
+            try:
+                self._parse(path)
+            except WorkspaceError as exc:
+                bad.append(str(exc))
+        return bad
+
+    def write(self, page: Page) -> None:
+        """Write one page file and update its one line in ``index.md``."""
+        atomic_write_text(self.page_path(page.id), render_page(page))
+        self.set_index_lines([page], [])
+
+    def delete(self, page_id: str) -> None:
+        """Remove one page file and its index line."""
+        self.page_path(page_id).unlink(missing_ok=True)
+        self.set_index_lines([], [page_id])
+
+    # -- index.md ------------------------------------------------------------------------------
+
+    def index_entries(self) -> dict[str, str]:
+        """``page id -> index line`` as the file holds them."""
+        if not self.index_path.is_file():
+            return {}
+        out: dict[str, str] = {}
+        for ln in self.index_path.read_text(encoding="utf-8").splitlines():
+            m = _INDEX_LINE.match(ln)
+            if m:
+                out[m.group("id")] = ln
+        return out
+
+    def set_index_lines(self, pages: Iterable[Page], removed: Iterable[str]) -> None:
+        """Replace the lines of ``pages`` and drop those of ``removed``; other lines stay as they are."""
+        entries = self.index_entries()
+        for pid in removed:
+            entries.pop(pid, None)
+        for page in pages:
+            entries[page.id] = _index_line(page)
+        text = INDEX_HEADER + "".join(entries[k] + "\n" for k in sorted(entries))
+        atomic_write_text(self.index_path, text)
+
+    def rebuild_index(self) -> None:
+        """Rewrite ``index.md`` from the page files (used by ``--rebuild`` and after bulk writes)."""
+        text = INDEX_HEADER + "".join(_index_line(p) + "\n" for p in self.pages(skip_bad=True))
+        atomic_write_text(self.index_path, text)
+
+    # -- log.md --------------------------------------------------------------------------------
+
+    def log(self, lines: Iterable[str]) -> None:
+        """Append lines (each prefixed with a UTC timestamp) to ``log.md``; never rewrites it."""
+        lines = list(lines)
+        if not lines:
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        new = not self.log_path.exists()
+        stamp = now_iso()
+        with self.log_path.open("a", encoding="utf-8") as fh:
+            if new:
+                fh.write(LOG_HEADER)
+            for ln in lines:
+                fh.write(f"- {stamp} {ln}\n")
+
+    # -- manifest ------------------------------------------------------------------------------
+
+    def manifest(self) -> Manifest | None:
+        if not self.manifest_path.is_file():
+            return None
+        try:
+            return Manifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise WorkspaceError(f"{self.manifest_path}: damaged manifest ({str(exc).splitlines()[0]})") from None
+
+    def write_manifest(self, manifest: Manifest) -> None:
+        atomic_write_text(self.manifest_path, manifest.model_dump_json(indent=2) + "\n")
+
+    def clear(self) -> None:
+        """Remove every page, the index and the manifest (``--rebuild``); the log is kept."""
+        for path in self.page_files():
+            path.unlink()
+        self.index_path.unlink(missing_ok=True)
+        self.manifest_path.unlink(missing_ok=True)
+
+    def fingerprint(self) -> str | None:
+        files = self.page_files()
+        if not files:
+            return None
+        h = hashlib.sha256()
+        for path in files:
+            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        return h.hexdigest()
+
+
+def load_pages(ws: Workspace) -> list[Page]:
+    """Every page of the workspace's layer, sorted by id (empty when there is no layer).
+
+    Raises ``WorkspaceError`` naming the file when a page is malformed.
+    """
+    return Layer(ws).pages()
+
+
+def layer_fingerprint(ws: Workspace) -> str | None:
+    """sha256 hex of the page files (names and bytes, sorted); ``None`` when there is no layer."""
+    return Layer(ws).fingerprint()
+
+
+def manifest_json(manifest: Manifest) -> str:
+    return json.dumps(manifest.model_dump(), indent=2)

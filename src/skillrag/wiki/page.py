@@ -1,0 +1,322 @@
+"""The page model of the navigation layer and its Markdown file format.
+
+A page is one Markdown file, ``wiki/pages/<page-id>.md``, that a person can read, diff and edit::
+
+    ---
+    id: credit-cards-gold-rewards-card
+    title: Gold Rewards Card
+    variant: full
+    builder: extractive
+    model: null
+    built_from: {doc_credit_cards_gold_rewards_card_001: 3f2a…}   # article id -> content hash
+    ---
+    # Gold Rewards Card
+
+    ## Intent
+    One paragraph: what the workflow is for.
+
+    ## Solves
+    - a situation this page resolves
+
+    ## Does not solve
+    - a situation it does not (and where to look instead)
+
+    ## Procedure
+    1. A step in the page's own words. [eligibility: doc_a_001] [fee: doc_a_002]
+
+    ## Links
+    - [policy: doc_a_003]          (page-level links; only the ``pooled-links`` variant uses them)
+
+    ## Sources
+    - doc_a_001 — Title of the article
+
+Typed links are ``[TYPE: ARTICLE-ID]`` with TYPE from :class:`LinkType`. ``render_page`` and
+``parse_page`` round-trip: ``parse_page(render_page(p)) == p`` for every valid page.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+import frontmatter
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from skillrag.corpus.model import ID_PATTERN
+from skillrag.errors import InvalidIdError, WorkspaceError
+
+__all__ = [
+    "LinkType",
+    "Link",
+    "Step",
+    "SourceRef",
+    "Page",
+    "render_page",
+    "parse_page",
+    "check_page_id",
+    "slugify",
+    "LINK_RE",
+]
+
+#: Page ids: lower-case letters, digits and single dashes (also the file name, ``<id>.md``).
+PAGE_ID_PATTERN = re.compile(r"^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,119}$")
+
+
+class LinkType(StrEnum):
+    """What a cited article contributes to the claim or step that links to it."""
+
+    procedure = "procedure"  # how to carry out a step
+    eligibility = "eligibility"  # who / what qualifies, prerequisites
+    policy = "policy"  # rules, terms, obligations
+    tool = "tool"  # a system action or tool to call
+    fee = "fee"  # fees, rates, interest, charges
+    limit = "limit"  # limits, caps, thresholds, timelines
+    escalation = "escalation"  # when to hand off, contact, dispute
+    definition = "definition"  # what a term or product is
+    troubleshooting = "troubleshooting"  # causes and fixes of a problem
+    reference = "reference"  # anything else the page relies on
+
+
+LINK_TYPES: tuple[str, ...] = tuple(t.value for t in LinkType)
+#: ``[type: article-id]`` inside page text.
+LINK_RE = re.compile(r"\[(" + "|".join(LINK_TYPES) + r"):\s*([A-Za-z0-9][A-Za-z0-9_.()+\-:]*)\]")
+
+
+def check_page_id(value: str) -> str:
+    """Return ``value`` if it is a valid page id, else raise ``InvalidIdError``."""
+    if not isinstance(value, str) or not PAGE_ID_PATTERN.match(value):
+        raise InvalidIdError(f"{value!r} is not a valid page id (lower-case letters, digits, single dashes)")
+    return value
+
+
+def slugify(text: str, max_len: int = 80) -> str:
+    """A page id from free text: ``"Gold Rewards Card (2)"`` -> ``"gold-rewards-card-2"``."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    slug = slug[:max_len].rstrip("-")
+    return slug or "page"
+
+
+def _one_line(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+class Link(BaseModel):
+    """A typed link from a claim to the article it comes from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: LinkType
+    article_id: str
+
+    @field_validator("article_id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not ID_PATTERN.match(v) or ".." in v:
+            raise ValueError(f"{v!r} is not a valid article id")
+        return v
+
+    def render(self) -> str:
+        return f"[{self.type.value}: {self.article_id}]"
+
+
+class Step(BaseModel):
+    """One step or claim of the procedure, in the page's own words, with the links it rests on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str = Field(min_length=1, description="One line of prose (no typed links inside).")
+    links: tuple[Link, ...] = ()
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, v: str) -> str:
+        v = _one_line(LINK_RE.sub("", v))
+        if not v:
+            raise ValueError("step text is empty")
+        return v
+
+
+class SourceRef(BaseModel):
+    """A source article merged into the page."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    title: str = ""
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not ID_PATTERN.match(v) or ".." in v:
+            raise ValueError(f"{v!r} is not a valid article id")
+        return v
+
+    @field_validator("title")
+    @classmethod
+    def _title(cls, v: str) -> str:
+        return _one_line(v)
+
+
+class Page(BaseModel):
+    """One page of the navigation layer. Pages are navigation, never evidence: only articles are quoted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    title: str = Field(min_length=1)
+    intent: str = Field("", description="What the workflow is for, one paragraph.")
+    solves: tuple[str, ...] = ()
+    does_not_solve: tuple[str, ...] = ()
+    steps: tuple[Step, ...] = ()
+    pooled_links: tuple[Link, ...] = Field((), description="Page-level links (pooled-links variant).")
+    sources: tuple[SourceRef, ...] = ()
+    variant: str = "full"
+    builder: str = "extractive"
+    model: str | None = None
+    built_from: dict[str, str] = Field(default_factory=dict, description="article id -> content hash.")
+
+    @field_validator("id")
+    @classmethod
+    def _pid(cls, v: str) -> str:
+        try:
+            return check_page_id(v)
+        except InvalidIdError as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("title", "intent")
+    @classmethod
+    def _line(cls, v: str) -> str:
+        return _one_line(LINK_RE.sub("", v))
+
+    @field_validator("solves", "does_not_solve")
+    @classmethod
+    def _items(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(x for x in (_one_line(LINK_RE.sub("", s)) for s in v) if x)
+
+    # -- the interface retrieval uses -------------------------------------------------------
+
+    def search_text(self) -> str:
+        """Intent + solves + does-not-solve + procedure text, newline-joined (what retrieval indexes)."""
+        parts = [self.title, self.intent, *self.solves, *self.does_not_solve, *(s.text for s in self.steps)]
+        return "\n".join(p for p in parts if p)
+
+    def links(self) -> list[Link]:
+        """Every typed link in page order: step links, then page-level links."""
+        return [ln for s in self.steps for ln in s.links] + list(self.pooled_links)
+
+    def article_ids(self) -> list[str]:
+        """Cited article ids in page order (links first, then sources), de-duplicated."""
+        seen: dict[str, None] = {}
+        for ln in self.links():
+            seen.setdefault(ln.article_id, None)
+        for src in self.sources:
+            seen.setdefault(src.id, None)
+        return list(seen)
+
+    def source_ids(self) -> list[str]:
+        return [s.id for s in self.sources]
+
+
+_SECTION_ORDER = ("Intent", "Solves", "Does not solve", "Procedure", "Links", "Sources")
+
+
+def render_page(page: Page) -> str:
+    """The Markdown file text of ``page`` (YAML front matter + fixed sections)."""
+    meta = {
+        "id": page.id,
+        "title": page.title,
+        "variant": page.variant,
+        "builder": page.builder,
+        "model": page.model,
+        "built_from": dict(sorted(page.built_from.items())),
+    }
+    out = ["---", yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000).rstrip(), "---", ""]
+    out += [f"# {page.title}", "", "## Intent", "", page.intent or "_(none)_", ""]
+    out += ["## Solves", ""] + ([f"- {s}" for s in page.solves] or ["_(none)_"]) + [""]
+    out += ["## Does not solve", ""] + ([f"- {s}" for s in page.does_not_solve] or ["_(none)_"]) + [""]
+    steps = [
+        f"{i}. {s.text}" + "".join(" " + ln.render() for ln in s.links) for i, s in enumerate(page.steps, 1)
+    ]
+    out += ["## Procedure", ""] + (steps or ["_(none)_"]) + [""]
+    if page.pooled_links:
+        out += ["## Links", ""] + [f"- {ln.render()}" for ln in page.pooled_links] + [""]
+    srcs = [f"- {s.id} — {s.title}" if s.title else f"- {s.id}" for s in page.sources]
+    out += ["## Sources", ""] + (srcs or ["_(none)_"]) + [""]
+    return "\n".join(out)
+
+
+_H2 = re.compile(r"^##[ \t]+(.+?)[ \t]*$", re.MULTILINE)
+_NUM = re.compile(r"^\d+[.)][ \t]+(.*)$")
+_BULLET = re.compile(r"^[-*][ \t]+(.*)$")
+_SOURCE = re.compile(r"^`?([A-Za-z0-9][A-Za-z0-9_.()+\-:]*)`?(?:[ \t]+[—–-][ \t]+(.*))?$")
+
+
+def _sections(body: str) -> dict[str, list[str]]:
+    heads = list(_H2.finditer(body))
+    out: dict[str, list[str]] = {}
+    for i, m in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(body)
+        lines = [ln.strip() for ln in body[m.end() : end].splitlines()]
+        out[m.group(1).strip().lower()] = [ln for ln in lines if ln and ln != "_(none)_"]
+    return out
+
+
+def _links_in(text: str) -> tuple[Link, ...]:
+    return tuple(Link(type=LinkType(t), article_id=a) for t, a in LINK_RE.findall(text))
+
+
+def parse_page(text: str, *, where: str = "page") -> Page:
+    """Parse a page file. Raises ``WorkspaceError`` naming ``where`` when it is not a valid page."""
+    try:
+        post = frontmatter.loads(text)
+    except (yaml.YAMLError, ValueError) as exc:
+        raise WorkspaceError(f"{where}: bad front matter ({str(exc).splitlines()[0]})") from None
+    meta = dict(post.metadata)
+    secs = _sections(post.content)
+    unknown = [h for h in secs if h not in {s.lower() for s in _SECTION_ORDER}]
+    if unknown:
+        raise WorkspaceError(f"{where}: unknown section(s) {', '.join(unknown)} (allowed: {', '.join(_SECTION_ORDER)})")
+
+    def items(name: str, pattern: re.Pattern[str]) -> list[str]:
+        out = []
+        for ln in secs.get(name, []):
+            m = pattern.match(ln)
+            if m:
+                out.append(m.group(1))
+            elif out:  # a wrapped continuation line
+                out[-1] += " " + ln
+            else:
+                raise WorkspaceError(f"{where}: section {name!r}: expected a list item, got {ln[:60]!r}")
+        return out
+
+    try:
+        steps = [Step(text=LINK_RE.sub("", s), links=_links_in(s)) for s in items("procedure", _NUM)]
+        pooled = [ln for s in items("links", _BULLET) for ln in _links_in(s)]
+        sources = []
+        for s in items("sources", _BULLET):
+            m = _SOURCE.match(s.strip())
+            if not m:
+                raise WorkspaceError(f"{where}: bad source line {s[:60]!r} (want `- ARTICLE-ID — Title`)")
+            sources.append(SourceRef(id=m.group(1), title=m.group(2) or ""))
+        built_from = meta.get("built_from") or {}
+        if not isinstance(built_from, dict):
+            raise WorkspaceError(f"{where}: built_from must be a mapping of article id to hash")
+        return Page(
+            id=str(meta.get("id", "")),
+            title=str(meta.get("title", "")),
+            intent=" ".join(secs.get("intent", [])),
+            solves=tuple(items("solves", _BULLET)),
+            does_not_solve=tuple(items("does not solve", _BULLET)),
+            steps=tuple(steps),
+            pooled_links=tuple(pooled),
+            sources=tuple(sources),
+            variant=str(meta.get("variant", "full")),
+            builder=str(meta.get("builder", "extractive")),
+            model=meta.get("model"),
+            built_from={str(k): str(v) for k, v in built_from.items()},
+        )
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "page"
+        raise WorkspaceError(f"{where}: {loc}: {err['msg']}") from None
