@@ -1,0 +1,492 @@
+"""One chat turn: pick the skill, condense against its own thread, retrieve, maybe read the web, answer.
+
+A turn yields ``Event``s (streamed as server-sent events by the app):
+
+``start``      ``{skill, thread_id, thread_key, question, condensed, mode}``
+``retrieval``  ``{round, query, source_tags, hits: [{article_id, title, score}]}``
+``tool_call``  ``{tool, args, ok, ms, error?}`` for each article read and web lookup
+``web``        ``{status, queries, kept: [{url, requested_url, hops}], dropped: [{url, stage, reason}]}``
+``text``       ``{delta}`` – answer text, in order
+``error``      ``{kind, message}`` – the turn stopped (a budget ran out, a backend failed)
+``done``       ``{status, skill, thread_id, thread_key, turn, mode, citations, rejected, usage}``
+
+Without a model the answer is **extractive**: the best passage of each retrieved article is quoted
+verbatim and verified against the article body through the evidence contract (``locate``); the text
+says so. With a model (``models.default`` in ``skillrag.yaml``, or an allowed ``model`` in the request)
+a pydantic-ai agent answers with the skill's SKILL.md as instructions and must back its answer with
+quotes, which are verified the same way; a quote that is not verbatim is rejected, not shown.
+
+Per-turn loop caps (``service.max_retrieval_rounds``, ``max_tool_calls``, ``max_tokens``) are enforced
+here: a tool call past a cap raises ``BudgetExceeded`` and the turn ends with status ``budget_exceeded``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillrag.errors import BudgetExceeded, ControlFlowError, SkillragError, UserError
+from skillrag.service._prompts import load_prompt
+from skillrag.service._text import best_passages, key_terms, stems
+from skillrag.service.knowledge import Knowledge, verify_snippet
+from skillrag.service.skills import SkillCatalog, SkillView, SourcePolicy, select_skill
+from skillrag.service.threads import THREAD_ID_PATTERN, ThreadStore, Turn, thread_key
+from skillrag.service.web import WebFetcher, WebSearchProvider, web_lookup
+from skillrag.workspace.config import ServiceSettings
+
+__all__ = [
+    "ChatEngine",
+    "ChatRequest",
+    "Citation",
+    "Event",
+    "ModelAnswer",
+    "PreparedChat",
+    "Quote",
+    "condense_terms",
+]
+
+log = logging.getLogger("skillrag.service.chat")
+
+#: A retrieved passage is *relevant* when it holds at least this fraction of the question's key stems.
+RELEVANCE_MIN_FRACTION = 0.5
+#: Terms carried over from the previous question when condensing without a model.
+CONDENSE_MAX_TERMS = 8
+#: Characters of an article or web page a model sees per read.
+READ_MAX_CHARS = 8000
+
+
+class ChatRequest(BaseModel):
+    """Body of ``POST /chat``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=4000, description="The question; may start with `/skill-slug`.")
+    thread_id: str = Field(pattern=THREAD_ID_PATTERN, description="Client thread id (no `::`).")
+    skill: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$", description="Skill name; wins over a `/slug`."
+    )
+    web_search: bool = Field(False, description="Allow the web under the skill's web policy.")
+    model: str | None = Field(None, max_length=200, description="Model id; must be in service.allowed_models.")
+
+
+class Citation(BaseModel):
+    """A verified quote. ``source`` is an article id or the final URL of a web page."""
+
+    n: int = Field(ge=1)
+    kind: Literal["article", "web"]
+    source: str
+    title: str
+    snippet: str
+    start: int = Field(ge=0, description="Offset of the quote in the article body / page text, in characters.")
+    end: int = Field(ge=0)
+
+
+class Quote(BaseModel):
+    """A passage the model says supports its answer (verified before it is shown)."""
+
+    source: str = Field(description="Article id, or the URL of a web page read this turn.")
+    snippet: str = Field(description="Copied verbatim from that source.")
+
+
+class ModelAnswer(BaseModel):
+    """What the model must return."""
+
+    answer: str
+    quotes: list[Quote] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One server-sent event: ``name`` and a JSON-serialisable ``data`` dict."""
+
+    name: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PreparedChat:
+    """A validated request: the skill (None = plain chat), question without slug, thread key, model."""
+
+    request: ChatRequest
+    skill: SkillView | None
+    question: str
+    key: str
+    model: Any | None
+
+
+@dataclass
+class _Turn:
+    prepared: PreparedChat
+    view: SkillView
+    queue: asyncio.Queue[Event | None]
+    rounds: int = 0
+    tool_calls: int = 0
+    tokens: int = 0
+    web_searched: bool = False
+    relevant: bool = False
+    condensed: str = ""
+    evidence: list[Citation] = field(default_factory=list)
+    rejected: list[dict[str, str]] = field(default_factory=list)
+    web_docs: dict[str, Any] = field(default_factory=dict)
+    texts: list[str] = field(default_factory=list)
+
+    async def emit(self, name: str, data: dict[str, Any]) -> None:
+        await self.queue.put(Event(name, data))
+
+
+def condense_terms(question: str, history: list[Turn], *, max_terms: int = CONDENSE_MAX_TERMS) -> str:
+    """Deterministic condensation: the previous question's key terms that the new question lacks,
+    prepended to it (``"<terms> <question>"``); the question unchanged when there is no history."""
+    if not history:
+        return question
+    have = set(key_terms(question))
+    extra = [t for t in key_terms(history[-1].question) if t not in have][:max_terms]
+    return f"{' '.join(extra)} {question}" if extra else question
+
+
+class ChatEngine:
+    """Runs chat turns for the app. Everything it touches is passed in (no globals).
+
+    ``catalog``: the registered skills; ``knowledge``: search + article lookup; ``threads``: the
+    thread store; ``settings``: ``ServiceSettings`` (caps, web); ``search_k``/``search_backend``/
+    ``search_mode``: defaults for a plain chat; ``web_provider``/``fetcher``: the web (None = off);
+    ``model``: the default model (id or pydantic-ai ``Model``; None = extractive);
+    ``resolve_model``: id -> ``Model`` (default ``skillrag.models.resolve_model``).
+    """
+
+    def __init__(
+        self,
+        *,
+        catalog: SkillCatalog,
+        knowledge: Knowledge,
+        threads: ThreadStore,
+        settings: ServiceSettings | None = None,
+        search_k: int = 8,
+        search_backend: str | None = None,
+        search_mode: str | None = None,
+        web_provider: WebSearchProvider | None = None,
+        fetcher: WebFetcher | None = None,
+        model: Any | None = None,
+        resolve_model: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.catalog = catalog
+        self.knowledge = knowledge
+        self.threads = threads
+        self.settings = settings or ServiceSettings()
+        self.web_provider = web_provider
+        self.fetcher = fetcher
+        self.default_model = model
+        self._resolve = resolve_model
+        self.plain = SkillView(
+            name="",
+            k=search_k,
+            backend=search_backend,
+            mode=search_mode,
+            policy=SourcePolicy(
+                web_mode="always" if self.settings.web_allowlist else "off",
+                web_allowlist=list(self.settings.web_allowlist),
+            ),
+        )
+
+    # --- request validation (errors here become HTTP 400 before any streaming) -------------
+    def prepare(self, request: ChatRequest) -> PreparedChat:
+        """Validate ``request``: skill (``SkillNotFound``), question (``EmptyInputError``), model (``UserError``)."""
+        view, question = select_skill(self.catalog, request.question, request.skill)
+        key = thread_key(request.thread_id, view.name if view else None)
+        spec = request.model
+        if spec is not None and spec not in self.settings.allowed_models and spec != self.default_model:
+            raise UserError(f"model {spec!r} is not allowed here (service.allowed_models)")
+        model = spec if spec is not None else self.default_model
+        if isinstance(model, str):
+            model = self._model(model)
+        return PreparedChat(request=request, skill=view, question=question, key=key, model=model)
+
+    def _model(self, spec: str) -> Any:
+        if self._resolve is not None:
+            return self._resolve(spec)
+        from skillrag.models import resolve_model
+
+        return resolve_model(spec)
+
+    # --- one turn -------------------------------------------------------------------------
+    async def stream(self, prepared: PreparedChat) -> AsyncIterator[Event]:
+        """Run the turn, yielding events as they happen; always ends with ``done``."""
+        turn = _Turn(prepared=prepared, view=prepared.skill or self.plain, queue=asyncio.Queue())
+        task = asyncio.create_task(self._run(turn))
+        try:
+            while True:
+                ev = await turn.queue.get()
+                if ev is None:
+                    break
+                yield ev
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    async def _run(self, turn: _Turn) -> None:
+        p = turn.prepared
+        status = "ok"
+        try:
+            history = await anyio.to_thread.run_sync(self.threads.history, p.key, self.settings.history_turns)
+            turn.condensed = await self._condense(turn, history)
+            await turn.emit("start", {
+                "skill": p.skill.name if p.skill else None,
+                "thread_id": p.request.thread_id,
+                "thread_key": p.key,
+                "question": p.question,
+                "condensed": turn.condensed,
+                "mode": "model" if p.model is not None else "extractive",
+            })
+            if p.model is None:
+                await self._extractive(turn)
+            else:
+                await self._with_model(turn)
+            answer = "".join(turn.texts)
+            stored = await anyio.to_thread.run_sync(lambda: self.threads.append(
+                p.key, question=p.question, condensed=turn.condensed, answer=answer,
+                skill=p.skill.name if p.skill else None,
+                citations=[c.model_dump() for c in turn.evidence],
+            ))
+            seq: int | None = stored.seq
+        except (BudgetExceeded, ControlFlowError) as exc:
+            status, seq = "budget_exceeded", None
+            await turn.emit("error", {"kind": type(exc).__name__, "message": str(exc)})
+        except SkillragError as exc:
+            status, seq = "error", None
+            await turn.emit("error", {"kind": type(exc).__name__, "message": str(exc)})
+        except Exception as exc:  # a stream cannot turn into an HTTP 500 any more: report and end
+            if type(exc).__name__ == "UsageLimitExceeded":
+                status, seq = "budget_exceeded", None
+                await turn.emit("error", {"kind": "BudgetExceeded", "message": str(exc)})
+            else:
+                log.exception("chat turn failed")
+                status, seq = "error", None
+                await turn.emit("error", {"kind": "InternalError", "message": f"{type(exc).__name__}: {exc}"})
+        await turn.emit("done", {
+            "status": status,
+            "skill": p.skill.name if p.skill else None,
+            "thread_id": p.request.thread_id,
+            "thread_key": p.key,
+            "turn": seq,
+            "mode": "model" if p.model is not None else "extractive",
+            "citations": [c.model_dump() for c in turn.evidence],
+            "rejected": turn.rejected,
+            "usage": {"retrieval_rounds": turn.rounds, "tool_calls": turn.tool_calls, "tokens": turn.tokens},
+        })
+        await turn.queue.put(None)
+
+    async def _condense(self, turn: _Turn, history: list[Turn]) -> str:
+        q = turn.prepared.question
+        if not history:
+            return q
+        if turn.prepared.model is None:
+            return condense_terms(q, history)
+        from pydantic_ai import Agent
+        from pydantic_ai.usage import UsageLimits
+
+        lines = "\n".join(f"user: {t.question}\nassistant: {t.answer[:500]}" for t in history)
+        prompt = load_prompt("condense").format(history=lines, question=q)
+        agent = Agent(turn.prepared.model, output_type=str)
+        res = await agent.run(prompt, usage_limits=UsageLimits(total_tokens_limit=self.settings.max_tokens))
+        turn.tokens += res.usage().total_tokens or 0
+        text = " ".join(str(res.output).split())
+        return text or q
+
+    # --- caps -----------------------------------------------------------------------------
+    def _charge(self, turn: _Turn, *, retrieval: bool = False) -> None:
+        s = self.settings
+        if turn.tool_calls >= s.max_tool_calls:
+            raise BudgetExceeded(f"tool-call cap reached ({s.max_tool_calls} per turn)")
+        if retrieval and turn.rounds >= s.max_retrieval_rounds:
+            raise BudgetExceeded(f"retrieval cap reached ({s.max_retrieval_rounds} rounds per turn)")
+        turn.tool_calls += 1
+        if retrieval:
+            turn.rounds += 1
+
+    # --- tools shared by both answer paths ------------------------------------------------
+    async def _retrieve(self, turn: _Turn, query: str) -> list[Any]:
+        self._charge(turn, retrieval=True)
+        v = turn.view
+        tags = v.policy.allowed_sources
+        hits = await anyio.to_thread.run_sync(lambda: self.knowledge.search(
+            query, k=v.k, backend=v.backend, mode=v.mode, source_tags=tags))
+        await turn.emit("retrieval", {
+            "round": turn.rounds,
+            "query": query,
+            "source_tags": tags,
+            "hits": [{"article_id": h.article_id, "title": h.title, "score": float(h.score)} for h in hits],
+        })
+        return hits
+
+    async def _read(self, turn: _Turn, article_id: str) -> Any:
+        self._charge(turn)
+        t0 = time.perf_counter()
+        try:
+            art = await anyio.to_thread.run_sync(self.knowledge.article, article_id)
+        except UserError as exc:
+            await turn.emit("tool_call", {"tool": "read_article", "args": {"article_id": article_id}, "ok": False,
+                                          "ms": _ms(t0), "error": str(exc)})
+            raise
+        await turn.emit("tool_call", {"tool": "read_article", "args": {"article_id": article_id}, "ok": True,
+                                      "ms": _ms(t0)})
+        return art
+
+    def _cite(self, turn: _Turn, kind: str, source: str, title: str, body: str, snippet: str) -> Citation | None:
+        span = verify_snippet(snippet, body)
+        if span is None:
+            turn.rejected.append({"source": source, "snippet": snippet[:200], "reason": "not a verbatim quote"})
+            return None
+        for c in turn.evidence:
+            if c.source == source and c.start == span[0] and c.end == span[1]:
+                return c
+        c = Citation(n=len(turn.evidence) + 1, kind=kind, source=source, title=title, snippet=snippet,
+                     start=span[0], end=span[1])
+        turn.evidence.append(c)
+        return c
+
+    def _web_allowed(self, turn: _Turn) -> str | None:
+        """None when the web may be read now, else the reason it may not."""
+        pol = turn.view.policy
+        if not turn.prepared.request.web_search:
+            return "off"
+        if pol.web_mode == "off":
+            return "off_for_skill"
+        if not pol.web_allowlist:
+            return "no_allowlist"
+        if self.web_provider is None or self.fetcher is None:
+            return "not_configured"
+        if turn.web_searched:
+            return "already_searched"
+        if pol.web_mode == "fallback" and turn.relevant:
+            return "not_needed"
+        return None
+
+    async def _web(self, turn: _Turn, query: str) -> list[Any]:
+        why = self._web_allowed(turn)
+        if why is not None:
+            await turn.emit("web", {"status": why, "queries": [], "kept": [], "dropped": []})
+            return []
+        self._charge(turn)
+        turn.web_searched = True  # one-shot guard: at most one web lookup per turn
+        t0 = time.perf_counter()
+        assert self.web_provider is not None and self.fetcher is not None
+        found = await web_lookup(query, turn.view.policy.allowlist(), self.web_provider, self.fetcher,
+                                 max_results=self.settings.web_max_results)
+        await turn.emit("tool_call", {"tool": "web_search", "args": {"query": query}, "ok": True, "ms": _ms(t0)})
+        await turn.emit("web", {
+            "status": "searched",
+            "queries": found.queries,
+            "kept": [{"url": d.url, "requested_url": d.requested_url, "hops": list(d.hops)} for d in found.documents],
+            "dropped": [{"url": d.url, "stage": d.stage, "reason": d.reason} for d in found.dropped],
+        })
+        for d in found.documents:
+            turn.web_docs[d.url] = d
+        return found.documents
+
+    def _relevant(self, query: str, overlap: int) -> bool:
+        want = len(stems(query))
+        return want > 0 and overlap >= max(1, math.ceil(RELEVANCE_MIN_FRACTION * want))
+
+    # --- extractive path (no model) -------------------------------------------------------
+    async def _extractive(self, turn: _Turn) -> None:
+        v, q = turn.view, turn.condensed
+        hits = await self._retrieve(turn, q)
+        # keep one tool call for the web when this turn may read it
+        reserve = 1 if self._web_allowed(turn) is None else 0
+        for hit in hits:
+            if len(turn.evidence) >= v.max_snippets or turn.tool_calls >= self.settings.max_tool_calls - reserve:
+                break
+            art = await self._read(turn, hit.article_id)
+            for p in best_passages(art.body, q, min_chars=v.min_snippet_chars):
+                if self._cite(turn, "article", art.id, art.title, art.body, p.text):
+                    turn.relevant = turn.relevant or self._relevant(q, p.overlap)
+        if turn.prepared.request.web_search:
+            for doc in await self._web(turn, q):
+                for p in best_passages(doc.text, q, min_chars=v.min_snippet_chars):
+                    self._cite(turn, "web", doc.url, doc.title, doc.text, p.text)
+        await self._say(turn, "No model is configured, so this answer is extractive: it quotes the "
+                              "sources verbatim and every quote was checked against its source.\n")
+        if not turn.evidence:
+            await self._say(turn, "\nNo passage in the allowed sources matches the question.")
+        for c in turn.evidence:
+            where = c.source if c.kind == "web" else f"article {c.source}"
+            await self._say(turn, f"\n[{c.n}] {c.title} ({where}): \u201c{c.snippet}\u201d\n")
+
+    async def _say(self, turn: _Turn, text: str) -> None:
+        turn.texts.append(text)
+        await turn.emit("text", {"delta": text})
+
+    # --- model path ------------------------------------------------------------------------
+    async def _with_model(self, turn: _Turn) -> None:
+        from pydantic_ai import Agent
+        from pydantic_ai.usage import UsageLimits
+
+        v, s = turn.view, self.settings
+        web_ok = turn.prepared.request.web_search and v.policy.web_mode != "off" and bool(v.policy.web_allowlist)
+        instructions = [load_prompt("chat").format(
+            web_note=" and, when allowed, a few allowlisted web pages" if web_ok else "",
+            max_rounds=s.max_retrieval_rounds, max_tool_calls=s.max_tool_calls)]
+        if v.manual:
+            instructions.insert(0, v.manual)
+
+        async def search_articles(query: str) -> list[dict[str, Any]]:
+            """Search the articles; returns [{article_id, title, score}] best first."""
+            hits = await self._retrieve(turn, query)
+            for h in hits[:3]:  # relevance gate for the web fallback (internal reads, not tool calls)
+                art = await anyio.to_thread.run_sync(self.knowledge.article, h.article_id)
+                for p in best_passages(art.body, query):
+                    turn.relevant = turn.relevant or self._relevant(query, p.overlap)
+            return [{"article_id": h.article_id, "title": h.title, "score": round(float(h.score), 4)} for h in hits]
+
+        async def read_article(article_id: str) -> str:
+            """The title and body of one article (first 8000 characters)."""
+            try:
+                art = await self._read(turn, article_id)
+            except UserError as exc:
+                return f"error: {exc}"
+            return f"# {art.title}\n\n{art.body[:READ_MAX_CHARS]}"
+
+        async def web_search(query: str) -> list[dict[str, str]]:
+            """Read allowlisted web pages for the query (at most once per turn); [{url, title, text}]."""
+            docs = await self._web(turn, query)
+            why = None if docs or turn.web_searched else self._web_allowed(turn)
+            if why:
+                return [{"url": "", "title": "web not available", "text": why}]
+            return [{"url": d.url, "title": d.title, "text": d.text[:READ_MAX_CHARS]} for d in docs]
+
+        tools: list[Any] = [search_articles, read_article] + ([web_search] if web_ok else [])
+        agent = Agent(turn.prepared.model, instructions=instructions, output_type=ModelAnswer, tools=tools)
+        left = max(1, s.max_tokens - turn.tokens)
+        res = await agent.run(turn.condensed, usage_limits=UsageLimits(
+            total_tokens_limit=left, tool_calls_limit=s.max_tool_calls, request_limit=s.max_tool_calls + 3))
+        turn.tokens += res.usage().total_tokens or 0
+        out: ModelAnswer = res.output
+        await self._say(turn, out.answer)
+        for quote in out.quotes:
+            if quote.source in turn.web_docs:
+                d = turn.web_docs[quote.source]
+                self._cite(turn, "web", d.url, d.title, d.text, quote.snippet)
+                continue
+            try:
+                art = await anyio.to_thread.run_sync(self.knowledge.article, quote.source)
+            except UserError:
+                turn.rejected.append({"source": quote.source, "snippet": quote.snippet[:200],
+                                      "reason": "unknown source"})
+                continue
+            self._cite(turn, "article", art.id, art.title, art.body, quote.snippet)
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 2)
+

@@ -1,0 +1,74 @@
+"""The service's access to the articles: one search call and one article lookup.
+
+``WorkspaceKnowledge`` is the real backend (``skillrag.search.open_retriever`` + ``ArticleStore``);
+``skillrag.service.testing.MemoryKnowledge`` is the in-memory test double.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["Knowledge", "WorkspaceKnowledge", "verify_snippet"]
+
+
+@runtime_checkable
+class Knowledge(Protocol):
+    """Search and read articles.
+
+    ``search`` returns hits with ``article_id, score, title`` (``skillrag.search.Hit``), best first,
+    restricted to ``source_tags`` when given; ``article`` returns an object with ``id, title, body``
+    or raises ``ArticleNotFound`` / ``InvalidIdError``.
+    """
+
+    def search(
+        self, query: str, *, k: int, backend: str | None, mode: str | None, source_tags: list[str] | None
+    ) -> list[Any]: ...
+
+    def article(self, article_id: str) -> Any: ...
+
+
+class WorkspaceKnowledge:
+    """``Knowledge`` over a workspace's search index and article store (retrievers cached per backend/mode).
+
+    Raises ``IndexStateError`` when the index is missing or stale (HTTP 503).
+    """
+
+    def __init__(self, workspace: Any) -> None:
+        from skillrag.corpus import ArticleStore
+
+        self.workspace = workspace
+        self.store = ArticleStore(workspace)
+        self._retrievers: dict[tuple[str | None, str | None], Any] = {}
+        self._lock = threading.Lock()
+
+    def _retriever(self, backend: str | None, mode: str | None) -> Any:
+        from skillrag.search import open_retriever
+
+        key = (backend, mode)
+        with self._lock:
+            if key not in self._retrievers:
+                self._retrievers[key] = open_retriever(self.workspace, backend=backend, mode=mode)
+            return self._retrievers[key]
+
+    def search(
+        self, query: str, *, k: int, backend: str | None, mode: str | None, source_tags: list[str] | None
+    ) -> list[Any]:
+        from skillrag.search import SearchFilters
+
+        filters = SearchFilters(source_tags=list(source_tags), path_prefixes=None) if source_tags else None
+        return list(self._retriever(backend, mode).search(query, k=k, filters=filters))
+
+    def article(self, article_id: str) -> Any:
+        return self.store.get(article_id)
+
+
+def verify_snippet(snippet: str, body: str) -> tuple[int, int] | None:
+    """Where ``snippet`` occurs in ``body`` per the evidence contract's ``locate`` (offsets in the raw
+    body), or None when the snippet is not a verbatim quote of it."""
+    try:
+        from skillrag.skill.contract import locate
+    except ImportError:  # the skill package has not landed: fall back to an exact match
+        i = body.find(snippet) if snippet else -1
+        return (i, i + len(snippet)) if i >= 0 else None
+    return locate(snippet, body)

@@ -1,0 +1,161 @@
+"""What the service needs from a skill, and how a question selects one (``/slug`` or ``skill``).
+
+``SkillView`` is the service's read-only view of one skill: its manual (SKILL.md body, the system
+prompt of a model chat), its retrieval settings and its ``SourcePolicy`` (which article sources
+retrieval may read, and the web mode and allowlist). ``RegistryCatalog`` adapts
+``skillrag.skill.SkillRegistry``; tests use ``skillrag.service.testing.StaticCatalog``.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from skillrag.errors import ConfigError, EmptyInputError, SkillNotFound
+from skillrag.service.allowlist import HostAllowlist
+
+__all__ = ["RegistryCatalog", "SkillCatalog", "SkillView", "SourcePolicy", "parse_slug", "select_skill"]
+
+_SLUG = re.compile(r"^\s*/([A-Za-z0-9][A-Za-z0-9_.\-]*)(?=\s|$)\s*(.*)$", re.DOTALL)
+
+
+class SourcePolicy(BaseModel):
+    """Which sources a chat may read.
+
+    ``allowed_sources``: article ``source_tag`` values retrieval may return (none = all);
+    ``web_mode``: ``off`` (never), ``fallback`` (only when retrieval found nothing relevant, at most
+    once per turn) or ``always`` (every turn, once); both need the request's ``web_search`` toggle;
+    ``web_allowlist``: the only hosts the web may read (exact host or subdomain).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    allowed_sources: list[str] | None = Field(None, description="Article source tags retrieval may read.")
+    web_mode: Literal["off", "fallback", "always"] = Field("off", description="When the web may be read.")
+    web_allowlist: list[str] = Field(default_factory=list, description="Host names the web may read.")
+
+    @field_validator("web_allowlist")
+    @classmethod
+    def _hosts(cls, v: list[str]) -> list[str]:
+        return list(HostAllowlist(v).hosts)
+
+    def allowlist(self) -> HostAllowlist:
+        return HostAllowlist(self.web_allowlist)
+
+
+class SkillView(BaseModel):
+    """One skill as the service uses it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str = ""
+    manual: str = Field("", description="SKILL.md body: the system prompt of a model chat under this skill.")
+    backend: Literal["wiki", "direct"] | None = Field(None, description="Search backend; none = workspace default.")
+    mode: Literal["hybrid", "bm25", "dense"] | None = Field(None, description="Retrieval mode; none = default.")
+    k: int = Field(8, ge=1, le=200, description="Hits per retrieval, in article ids.")
+    max_snippets: int = Field(4, ge=1, le=50, description="Quotes in an extractive answer.")
+    min_snippet_chars: int = Field(40, ge=1, description="Shortest quote, in characters.")
+    policy: SourcePolicy = Field(default_factory=SourcePolicy)
+
+
+@runtime_checkable
+class SkillCatalog(Protocol):
+    """The registered skills: ``names()`` (sorted) and ``get(name)`` (``SkillNotFound`` if unknown)."""
+
+    def names(self) -> list[str]: ...
+
+    def get(self, name: str) -> SkillView: ...
+
+
+def _field(obj: Any, *names: str, default: Any = None) -> Any:
+    for n in names:
+        if obj is not None and getattr(obj, n, None) is not None:
+            return getattr(obj, n)
+    return default
+
+
+def view_of(skill: Any) -> SkillView:
+    """A ``SkillView`` from a ``skillrag.skill.Skill`` (reads ``.name``, ``.description``, ``.manual``
+    and the retrieval, source and web fields of ``.config``); ``ConfigError`` if they are invalid."""
+    cfg = getattr(skill, "config", None)
+    sources = _field(cfg, "allowed_sources")
+    if sources is not None and not isinstance(sources, list | tuple):
+        sources = _field(sources, "source_tags")
+    try:
+        return SkillView(
+            name=skill.name,
+            description=getattr(skill, "description", "") or "",
+            manual=getattr(skill, "manual", "") or "",
+            backend=_field(cfg, "backend"),
+            mode=_field(cfg, "mode"),
+            k=_field(cfg, "k", default=8),
+            max_snippets=_field(cfg, "max_snippets", default=4),
+            min_snippet_chars=_field(cfg, "min_snippet_chars", default=40),
+            policy=SourcePolicy(
+                allowed_sources=list(sources) if sources else None,
+                web_mode=_field(cfg, "web_mode", default="off"),
+                web_allowlist=list(_field(cfg, "web_allowlist", default=[])),
+            ),
+        )
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(f"skill {skill.name}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+
+
+class RegistryCatalog:
+    """``SkillCatalog`` over ``skillrag.skill.SkillRegistry(ws)``: scans the skills once, at start-up."""
+
+    def __init__(self, workspace: Any) -> None:
+        from skillrag.skill import SkillRegistry
+
+        self._registry = SkillRegistry(workspace)
+        self._lock = threading.Lock()
+        self._views: dict[str, SkillView] = {}
+        for name in self._registry_names():
+            self._views[name] = view_of(self._registry.get(name))
+
+    def _registry_names(self) -> list[str]:
+        reg = self._registry
+        for attr in ("names", "list", "all"):
+            fn = getattr(reg, attr, None)
+            if callable(fn):
+                items = fn()
+                return sorted(i if isinstance(i, str) else i.name for i in items)
+        return sorted(s if isinstance(s, str) else s.name for s in reg)
+
+    def names(self) -> list[str]:
+        return sorted(self._views)
+
+    def get(self, name: str) -> SkillView:
+        try:
+            return self._views[name]
+        except KeyError:
+            raise SkillNotFound(f"no skill named {name!r} (known: {', '.join(self.names()) or 'none'})") from None
+
+
+def parse_slug(question: str) -> tuple[str | None, str]:
+    """``("slug", rest)`` when ``question`` starts with a ``/slug`` token, else ``(None, question)``."""
+    m = _SLUG.match(question or "")
+    if not m:
+        return None, question
+    return m.group(1), m.group(2)
+
+
+def select_skill(catalog: SkillCatalog, question: str, skill: str | None) -> tuple[SkillView | None, str]:
+    """The skill a chat runs under and the question without its ``/slug``.
+
+    An explicit ``skill`` wins over a slug (the slug token is still removed). An unknown explicit
+    skill or unknown slug raises ``SkillNotFound`` (HTTP 400), never a silent fallback to a plain chat.
+    An empty question raises ``EmptyInputError``.
+    """
+    slug, rest = parse_slug(question)
+    name = skill if skill else slug
+    view = catalog.get(name) if name else None
+    text = rest.strip()
+    if not text:
+        raise EmptyInputError("the question is empty")
+    return view, text

@@ -1,0 +1,238 @@
+"""Test doubles and real local servers for the service, so its tests never touch the network.
+
+- ``StaticCatalog``: skills as ``SkillView`` values.
+- ``MemoryKnowledge``: articles in memory, searched by key-term overlap (deterministic).
+- ``StaticSearchProvider``: a ``WebSearchProvider`` answering from a fixed ``site -> [url]`` map.
+- ``VirtualHostServer``: a real ``http.server`` on 127.0.0.1 serving different pages per ``Host`` header
+  (pages, redirects), like several web sites behind one port.
+- ``LoopbackTransport``: an httpx transport that sends requests for chosen host names to 127.0.0.1
+  (like ``curl --resolve``): the URL, the ``Host`` header and therefore every allowlist check still see
+  the real host name; only the TCP connection goes to the local port. Unmapped hosts fail to connect.
+- ``serve_app``: run an ASGI app under a real uvicorn server on a free port in a thread.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+
+import httpx
+
+from skillrag.errors import ArticleNotFound, SkillNotFound
+from skillrag.service._text import stems
+from skillrag.service.skills import SkillView
+from skillrag.service.web import WebResult
+
+__all__ = [
+    "LoopbackTransport",
+    "MemoryArticle",
+    "MemoryHit",
+    "MemoryKnowledge",
+    "Page",
+    "StaticCatalog",
+    "StaticSearchProvider",
+    "VirtualHostServer",
+    "free_port",
+    "serve_app",
+]
+
+
+class StaticCatalog:
+    """A ``SkillCatalog`` over the given views."""
+
+    def __init__(self, views: list[SkillView]) -> None:
+        self._views = {v.name: v for v in views}
+
+    def names(self) -> list[str]:
+        return sorted(self._views)
+
+    def get(self, name: str) -> SkillView:
+        try:
+            return self._views[name]
+        except KeyError:
+            raise SkillNotFound(f"no skill named {name!r} (known: {', '.join(self.names()) or 'none'})") from None
+
+
+@dataclass(frozen=True)
+class MemoryArticle:
+    id: str
+    title: str
+    body: str
+    source_tag: str = ""
+    source_path: str = ""
+    content_hash: str = ""
+
+
+@dataclass(frozen=True)
+class MemoryHit:
+    article_id: str
+    score: float
+    title: str
+    preview: str = ""
+    page_ids: tuple[str, ...] = ()
+
+
+class MemoryKnowledge:
+    """``Knowledge`` over in-memory articles: score = shared key stems (title + body), ties by id.
+
+    ``calls`` records every search as ``(query, source_tags)``.
+    """
+
+    def __init__(self, articles: list[MemoryArticle]) -> None:
+        self.articles = {a.id: a for a in articles}
+        self._stems = {a.id: stems(a.title + "\n" + a.body) for a in articles}
+        self.calls: list[tuple[str, list[str] | None]] = []
+        self._lock = threading.Lock()
+
+    def search(
+        self, query: str, *, k: int, backend: str | None = None, mode: str | None = None,
+        source_tags: list[str] | None = None,
+    ) -> list[MemoryHit]:
+        with self._lock:
+            self.calls.append((query, list(source_tags) if source_tags else None))
+        want = stems(query)
+        scored = []
+        for a in self.articles.values():
+            if source_tags and a.source_tag not in source_tags:
+                continue
+            s = len(want & self._stems[a.id])
+            if s:
+                scored.append((-s, a.id))
+        scored.sort()
+        return [MemoryHit(aid, float(-s), self.articles[aid].title) for s, aid in scored[:k]]
+
+    def article(self, article_id: str) -> MemoryArticle:
+        try:
+            return self.articles[article_id]
+        except KeyError:
+            raise ArticleNotFound(f"no article with id {article_id!r}") from None
+
+
+class StaticSearchProvider:
+    """A ``WebSearchProvider`` returning ``results[site]`` for any query; ``queries`` records
+    ``(query, site)`` pairs so a test can see the search was restricted per host."""
+
+    def __init__(self, results: Mapping[str, list[str]]) -> None:
+        self.results = {k: list(v) for k, v in results.items()}
+        self.queries: list[tuple[str, str]] = []
+
+    async def search(self, query: str, *, site: str, k: int) -> list[WebResult]:
+        self.queries.append((query, site))
+        return [WebResult(url=u, title=u) for u in self.results.get(site, [])[:k]]
+
+
+@dataclass(frozen=True)
+class Page:
+    """What ``VirtualHostServer`` answers for one ``(host, path)``: a body, or a redirect when ``location``."""
+
+    body: str = ""
+    status: int = 200
+    content_type: str = "text/html; charset=utf-8"
+    location: str | None = None
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class VirtualHostServer:
+    """A real HTTP server on 127.0.0.1 that answers by ``Host`` header and path (``pages``).
+
+    Use as a context manager; ``port`` is the bound port; ``hits`` lists ``(host, path)`` served.
+    Unknown ``(host, path)`` pairs get 404.
+    """
+
+    def __init__(self, pages: Mapping[tuple[str, str], Page]) -> None:
+        self.pages = dict(pages)
+        self.hits: list[tuple[str, str]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                host = (self.headers.get("Host") or "").split(":")[0].lower()
+                outer.hits.append((host, self.path))
+                page = outer.pages.get((host, self.path), Page(body="not found", status=404,
+                                                               content_type="text/plain"))
+                data = page.body.encode("utf-8")
+                self.send_response(page.status)
+                if page.location:
+                    self.send_header("Location", page.location)
+                self.send_header("Content-Type", page.content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class LoopbackTransport(httpx.AsyncBaseTransport):
+    """Connects requests for the host names in ``hosts`` to ``127.0.0.1:port`` and refuses all others.
+
+    The request keeps its URL and ``Host`` header (so the server and the allowlist see the real
+    name); only the socket goes to the loopback port. Other hosts raise ``httpx.ConnectError``.
+    """
+
+    def __init__(self, hosts: Mapping[str, int]) -> None:
+        self.hosts = {h.lower(): p for h, p in hosts.items()}
+        self._inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        host = request.url.host.lower()
+        if host not in self.hosts:
+            raise httpx.ConnectError(f"{host} is not mapped to 127.0.0.1 in this test", request=request)
+        routed = httpx.Request(
+            request.method,
+            request.url.copy_with(scheme="http", host="127.0.0.1", port=self.hosts[host]),
+            headers=request.headers,  # keeps Host: <real name>
+            stream=request.stream,
+            extensions=request.extensions,
+        )
+        return await self._inner.handle_async_request(routed)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+@contextmanager
+def serve_app(app: Any, *, port: int | None = None) -> Iterator[str]:
+    """Run ``app`` under uvicorn on ``127.0.0.1:port`` (a free one by default) in a thread; yields the
+    base URL and stops the server on exit."""
+    import uvicorn
+
+    port = port or free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
