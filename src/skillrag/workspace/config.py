@@ -20,6 +20,7 @@ __all__ = [
     "ModelSettings",
     "SearchSettings",
     "ServiceSettings",
+    "SkillWebSettings",
     "WikiSettings",
     "WorkspaceConfig",
     "load_config",
@@ -100,6 +101,15 @@ class HarnessSettings(_Section):
     workers: int = Field(1, ge=1, le=64, description="Cases run at once by run-batch.")
 
 
+class SkillWebSettings(_Section):
+    """Web policy of one skill in the HTTP service (until ``skill.yaml`` carries these fields)."""
+
+    web_mode: Literal["off", "fallback", "always"] = Field(
+        "off", description="`fallback`: only when retrieval finds nothing relevant (once per turn); `always`: once per turn."
+    )
+    web_allowlist: list[str] = Field(default_factory=list, description="Hosts the web may read (exact host or subdomain).")
+
+
 class ServiceSettings(_Section):
     """The HTTP service (`skillrag serve`): address, web fallback and per-turn loop caps."""
 
@@ -121,6 +131,9 @@ class ServiceSettings(_Section):
     history_turns: int = Field(6, ge=0, description="Previous turns of the same thread shown when condensing.")
     allowed_models: list[str] = Field(
         default_factory=list, description="Model ids a chat request may pick; others are refused (HTTP 400)."
+    )
+    skill_web: dict[str, SkillWebSettings] = Field(
+        default_factory=dict, description="Per-skill web policy, by skill name (overridden by skill.yaml fields)."
     )
 
 
