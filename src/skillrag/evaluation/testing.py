@@ -69,59 +69,51 @@ def fake_run_case(
     *,
     passes: Mapping[str, Iterable[str]] | None = None,
     page_text: str = "",
+    fail: Mapping[str, Iterable[str]] | None = None,
     delay_s: float = 0.0,
 ) -> Callable[..., FakeRunResult]:
-    """A fake ``run_case(ws, case, **kw)``.
+    """A fake ``CaseRunner``: ``run(ws, case, arm, budget) -> FakeRunResult``.
 
-    For a case whose id is in ``passes[arm_name]`` the output consults and cites every required
-    document and names every expected tool in guidance and snippets; otherwise the guidance names the
-    tools but no snippet does, and only the first required document is consulted. The arm is identified
-    by the ``skill`` keyword or, failing that, the ``mode`` recorded in the call (see ``calls``).
-    ``page_text`` is put in the run record (as a retrieval preview), to test that judges never see it.
-    Calls are recorded on the returned function's ``.calls`` list as dicts of keyword arguments.
+    For a case whose id is in ``passes[arm.name]`` (every case when ``passes`` is None) the output
+    consults and cites every required document and names every expected tool in guidance and snippets;
+    otherwise the guidance names the tools but no snippet does, and only the first required document is
+    consulted. A case in ``fail[arm.name]`` raises ``RuntimeError`` (to test error recording).
+    ``page_text`` goes into the run record as a retrieval preview (judges must never see it). The
+    record reports ``budget.max_queries`` queries. Calls are kept on ``run.calls`` as dicts.
     """
     calls: list[dict[str, Any]] = []
     lock = threading.Lock()
 
-    def run(ws: Any, case: Any, **kw: Any) -> FakeRunResult:
+    def run(ws: Any, case: Any, arm: Any, budget: Any) -> FakeRunResult:
         if delay_s:
             time.sleep(delay_s)
         with lock:
-            calls.append({"ws": ws, "case_id": case.case_id, **kw})
+            calls.append({"ws": ws, "case_id": case.case_id, "arm": arm.name, "budget": budget})
+        if fail and case.case_id in set(fail.get(arm.name, ())):
+            raise RuntimeError(f"scripted failure for {case.case_id}")
         gt = ground_truth(case.case_id)
-        arm = kw.get("arm") or getattr(getattr(ws, "config", None), "name", "")
-        good = passes is None or case.case_id in set((passes or {}).get(arm, ()))
+        good = passes is None or case.case_id in set(passes.get(arm.name, ()))
         tools = list(dict.fromkeys(gt.expected_tools))
-        docs = list(gt.required_documents)
-        guidance = "Steps:\n" + "\n".join(f"{i}. Use {t}." for i, t in enumerate(tools, 1)) or "Steps: none."
+        docs = list(gt.required_documents) or ["doc_x"]
+        guidance = "Steps:\n" + "\n".join(f"{i}. Use {t}." for i, t in enumerate(tools, 1))
         if good:
+            n = max(len(docs), len(tools))
             snippets = [
-                {"source_article": d, "source_title": d, "text": f"Use {tools[i % len(tools)]} here." if tools
-                 else "Relevant passage.", "why": "supports a step"}
-                for i, d in enumerate(docs or ["doc_x"])
+                {"source_article": docs[i % len(docs)], "source_title": docs[i % len(docs)], "why": "a step",
+                 "text": f"Use {tools[i % len(tools)]} here." if tools else "A relevant passage."}
+                for i in range(n)
             ]
             consulted = docs
         else:
-            snippets = [{"source_article": (docs or ["doc_x"])[0], "source_title": "t",
-                         "text": "A passage that names no tool at all.", "why": "context"}]
+            snippets = [{"source_article": docs[0], "source_title": "t", "why": "context",
+                         "text": "A passage that names no tool at all."}]
             consulted = docs[:1]
-        output = {
-            "case_id": case.case_id,
-            "guidance": guidance,
-            "snippets": snippets,
-            "n_snippets": len(snippets),
-            "articles_consulted": consulted,
-        }
-        record = {
-            "steps": [
-                {"tool": "retrieve", "ms": 5.0, "args": {"query": "q"}, "preview": page_text},
-                {"tool": "get_article", "ms": 1.0},
-                {"tool": "save_output", "ms": 2.0},
-            ],
-            "ms": 20.0,
-            "tokens": 0,
-        }
-        return FakeRunResult(status="accepted", output=output, record=record)
+        n_queries = getattr(budget, "max_queries", None) or 3
+        steps = [{"tool": "retrieve", "ms": 5.0, "preview": page_text} for _ in range(n_queries)]
+        steps += [{"tool": "get_article", "ms": 1.0}, {"tool": "save_output", "ms": 2.0}]
+        output = {"case_id": case.case_id, "guidance": guidance, "snippets": snippets,
+                  "n_snippets": len(snippets), "articles_consulted": consulted}
+        return FakeRunResult(status="accepted", output=output, record={"steps": steps, "ms": 40.0, "tokens": 0})
 
     run.calls = calls  # type: ignore[attr-defined]
     return run

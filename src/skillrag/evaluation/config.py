@@ -1,0 +1,157 @@
+"""The evaluation config (YAML): which cases, which arms, which metrics and judges.
+
+Example::
+
+    name: tau2-dev
+    cases: cases/tau2_dev.jsonl        # a CaseFile (JSONL with ground truth); relative to this file
+    reference_arm: hybrid-wiki
+    workers: 2
+    matched_effort: {max_queries: 5, max_fetches: 6}   # same budget for every arm (optional)
+    judge: {model: "openai:gpt-4.1", calls: 3}          # optional; without it judges are "not measured"
+    arms:
+      - {name: hybrid-wiki, backend: wiki, mode: hybrid}
+      - {name: bm25-wiki, backend: wiki, mode: bm25}
+      - {name: no-merge, backend: wiki, mode: hybrid, variant: no-merge}
+      - {name: hybrid-direct, backend: direct, mode: hybrid}
+
+Unknown keys are errors (``extra="forbid"``); ``load_eval_config`` raises ``ConfigError`` naming the
+file and the first bad field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from skillrag.errors import ConfigError
+from skillrag.evaluation.judges import JUDGES
+from skillrag.evaluation.metrics import METRICS
+
+__all__ = ["ArmSpec", "EffortBudget", "EvalConfig", "JudgeSettings", "load_eval_config"]
+
+_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EffortBudget(_Strict):
+    """A per-case retrieval budget; with ``matched_effort`` every arm gets the same one."""
+
+    max_queries: int | None = Field(None, ge=1, description="retrieve calls per case.")
+    max_fetches: int | None = Field(None, ge=0, description="get_article calls per case.")
+
+
+class ArmSpec(_Strict):
+    """One arm: one way of running every case. Exactly the factors named here vary between arms."""
+
+    name: str = Field(pattern=_NAME, description="Arm name; names the results file `results/NAME.jsonl`.")
+    harness: Literal["extractive", "llm"] = Field("extractive", description="Who reasons.")
+    model: str | None = Field(None, description="Model id for the llm harness (`provider:model`).")
+    skill: str = Field("cs-guidance", description="Skill name.")
+    backend: Literal["wiki", "direct"] = Field("wiki", description="Search pages (`wiki`) or articles.")
+    mode: Literal["hybrid", "bm25", "dense"] = Field("hybrid", description="Retrievers fused.")
+    variant: Literal["full", "no-merge", "no-intent", "pooled-links"] = Field(
+        "full", description="Navigation-layer variant (wiki backend only)."
+    )
+    budget: EffortBudget = Field(default_factory=EffortBudget, description="Arm budget (unless matched_effort).")
+
+    @model_validator(mode="after")
+    def _check(self) -> ArmSpec:
+        if self.harness == "llm" and not self.model:
+            raise ValueError(f"arm {self.name}: the llm harness needs a model")
+        if self.backend == "direct" and self.variant != "full":
+            raise ValueError(f"arm {self.name}: a layer variant needs backend: wiki")
+        return self
+
+
+class JudgeSettings(_Strict):
+    """LLM judges. Without ``model`` (here or the workspace's ``models.judge``) they are not run."""
+
+    model: str | None = Field(None, description="Judge model id (`provider:model`); none = workspace default.")
+    calls: int = Field(3, ge=1, le=15, description="Independent calls per decision (odd: majority vote).")
+    judges: list[str] = Field(default_factory=lambda: list(JUDGES), description="Judges to run.")
+    temperature: float | None = Field(0.0, ge=0, le=2, description="Judge sampling temperature.")
+
+    @model_validator(mode="after")
+    def _check(self) -> JudgeSettings:
+        unknown = [j for j in self.judges if j not in JUDGES]
+        if unknown:
+            raise ValueError(f"unknown judge(s) {unknown} (choose from {list(JUDGES)})")
+        if self.calls % 2 == 0:
+            raise ValueError("judge calls must be odd, so a majority always exists")
+        return self
+
+
+class EvalConfig(_Strict):
+    """The whole evaluation config."""
+
+    name: str = Field("eval", pattern=_NAME, description="Evaluation name, shown in the report.")
+    cases: Path = Field(description="Case file (JSONL with ground truth), relative to the config file.")
+    case_ids: list[str] | None = Field(None, description="Only these cases (default: all in the file).")
+    limit: int | None = Field(None, ge=1, description="Only the first N cases (after case_ids).")
+    arms: list[ArmSpec] = Field(min_length=1, description="The arms, in report order.")
+    reference_arm: str | None = Field(None, description="Arm the others are tested against (default: first).")
+    workers: int = Field(1, ge=1, le=64, description="Cases run at once per arm.")
+    matched_effort: EffortBudget | None = Field(
+        None, description="When set, every arm gets this query/fetch budget (overrides arm budgets)."
+    )
+    metrics: list[str] | None = Field(None, description="Metric names (default: every registered metric).")
+    judge: JudgeSettings | None = Field(None, description="LLM judges (default: none, or models.judge).")
+
+    @model_validator(mode="after")
+    def _check(self) -> EvalConfig:
+        names = [a.name for a in self.arms]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate arm names: {dupes}")
+        if self.reference_arm is not None and self.reference_arm not in names:
+            raise ValueError(f"reference_arm {self.reference_arm!r} is not an arm ({names})")
+        unknown = [m for m in self.metrics or [] if m not in METRICS]
+        if unknown:
+            raise ValueError(f"unknown metric(s) {unknown} (choose from {list(METRICS)})")
+        return self
+
+    @property
+    def reference(self) -> str:
+        return self.reference_arm or self.arms[0].name
+
+    def arm(self, name: str) -> ArmSpec:
+        for a in self.arms:
+            if a.name == name:
+                return a
+        raise ConfigError(f"no arm named {name!r}")
+
+    def budget_for(self, arm: ArmSpec) -> EffortBudget:
+        """The budget an arm runs under: ``matched_effort`` when set, else the arm's own."""
+        return self.matched_effort if self.matched_effort is not None else arm.budget
+
+
+def load_eval_config(path: str | Path) -> EvalConfig:
+    """Read an evaluation config; relative ``cases`` resolve against the config's folder.
+
+    Raises ``ConfigError`` (missing file, bad YAML, bad field).
+    """
+    p = Path(path)
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no such config file") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{p}: top level must be a mapping")
+    try:
+        cfg = EvalConfig.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"]) or "(root)"
+        msg = "unknown setting" if err["type"] == "extra_forbidden" else err["msg"]
+        raise ConfigError(f"{p}: {where}: {msg}") from None
+    if not cfg.cases.is_absolute():
+        cfg = cfg.model_copy(update={"cases": (p.parent / cfg.cases).resolve()})
+    return cfg
