@@ -18,7 +18,14 @@ from skillrag.workspace import Workspace
 
 TAGS = {"policies", "procedures", "tools", "escalation", "faq"}
 TIERS = ("Standard", "Plus", "Elite")
-CASE_FIELDS = {"case_id", "contact_reason", "contact_reason_path", "case_notes", "case_messages", "ground_truth"}
+CASE_FIELDS = {
+    "case_id",
+    "contact_reason",
+    "contact_reason_path",
+    "case_notes",
+    "case_messages",
+    "ground_truth",
+}
 GT_FIELDS = {"reference_guidance", "required_documents", "expected_tools"}
 TOOL_HEADING = re.compile(r"^## `([a-z][a-z0-9_]*)`\s*$", re.MULTILINE)
 BACKTICKED = re.compile(r"`([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`")
@@ -119,8 +126,13 @@ def test_tier_tables_in_at_least_four_articles(articles):
     tiered = sorted(aid for aid, art in articles.items() if tiered_table(art.body))
     assert len(tiered) >= 4, tiered
     # the core policies the cases rely on each carry their own tier table
-    for aid in ("kb-returns-eligibility", "kb-refund-timing", "kb-damage-compensation",
-                "kb-price-adjustment-eligibility", "kb-assembly-service"):
+    for aid in (
+        "kb-returns-eligibility",
+        "kb-refund-timing",
+        "kb-damage-compensation",
+        "kb-price-adjustment-eligibility",
+        "kb-assembly-service",
+    ):
         assert aid in tiered, aid
 
 
@@ -189,7 +201,9 @@ def test_at_least_10_cases_with_all_fields(cases):
         assert all(isinstance(n, str) and n.strip() for n in c["case_notes"]) and c["case_notes"]
         assert 3 <= len(c["case_messages"]) <= 8, c["case_id"]
         for m in c["case_messages"]:
-            assert set(m) == {"role", "content"} and m["role"] in {"customer", "agent"} and m["content"].strip()
+            assert (
+                set(m) == {"role", "content"} and m["role"] in {"customer", "agent"} and m["content"].strip()
+            )
         assert {m["role"] for m in c["case_messages"]} == {"customer", "agent"}
         gt = c["ground_truth"]
         assert GT_FIELDS <= set(gt), f"{c['case_id']}: ground_truth lacks {GT_FIELDS - set(gt)}"
@@ -219,7 +233,10 @@ def test_expected_tools_are_named_in_a_required_document(cases, articles, tools_
         assert gt["expected_tools"], c["case_id"]
         for tool in gt["expected_tools"]:
             assert tool in tools_defined, (c["case_id"], tool)
-            assert any(f"`{tool}`" in articles[d].body for d in gt["required_documents"]), (c["case_id"], tool)
+            assert any(f"`{tool}`" in articles[d].body for d in gt["required_documents"]), (
+                c["case_id"],
+                tool,
+            )
 
 
 def test_expected_actions_use_expected_tools(cases):
@@ -236,8 +253,13 @@ def test_cases_cover_tiers_escalation_and_a_declined_request(cases):
         assert any(re.search(rf"\b{tier}\b", n) for n in notes.values()), tier
     escalations = {"escalate_to_tier2", "escalate_to_supervisor", "flag_for_fraud_review"}
     assert sum(bool(escalations & set(c["ground_truth"]["expected_tools"])) for c in cases) >= 2
-    declined = [c["case_id"] for c in cases if re.search(r"\bDo not (create|call)\b|has closed|has passed",
-                                                          c["ground_truth"]["reference_guidance"])]
+    declined = [
+        c["case_id"]
+        for c in cases
+        if re.search(
+            r"\bDo not (create|call)\b|has closed|has passed", c["ground_truth"]["reference_guidance"]
+        )
+    ]
     assert declined, "no case where the customer is not eligible"
 
 
