@@ -12,8 +12,24 @@
 
 from skillrag.evaluation.arms import CaseResult, ResultsFile, arm_workspace, harness_runner, run_evaluation
 from skillrag.evaluation.config import ArmSpec, EffortBudget, EvalConfig, JudgeSettings, load_eval_config
-from skillrag.evaluation.judges import JUDGES, JudgeInputs, JudgeResult, JudgeVote, judge_inputs, parse_verdict, run_judge
-from skillrag.evaluation.metrics import METRICS, Metric, Reference, RunCost, ScoredCase, compute_metrics, get_metric
+from skillrag.evaluation.judges import (
+    JUDGES,
+    JudgeInputs,
+    JudgeResult,
+    JudgeVote,
+    judge_inputs,
+    parse_verdict,
+    run_judge,
+)
+from skillrag.evaluation.metrics import (
+    METRICS,
+    Metric,
+    Reference,
+    RunCost,
+    ScoredCase,
+    compute_metrics,
+    get_metric,
+)
 from skillrag.evaluation.report import Report, compare_files, load_results, summarize, write_report
 from skillrag.evaluation.statistics import (
     McNemarResult,

@@ -108,8 +108,25 @@ class CaseRunner(Protocol):
 ArmPreparer = Callable[[Workspace, ArmSpec, Path], Workspace]
 
 
-def harness_runner(case_file: Any, runs_dir: Path | None = None) -> CaseRunner:
-    """A ``CaseRunner`` over ``skillrag.harness.run_case`` (imported lazily: owned by the harness issue)."""
+def harness_runner(case_file: Any, runs_dir: Path | None = None, *, share_retriever: bool = True) -> CaseRunner:
+    """A ``CaseRunner`` over ``skillrag.harness.run_case`` (imported lazily: owned by the harness issue).
+
+    Outputs go to ``runs_dir/ARM/CASE.json`` (and ``CASE.record.json``). With ``share_retriever`` one
+    retriever per arm (``skillrag.search.open_retriever`` with the arm's backend and mode) serves every
+    case, so the index and the embedder load once per arm rather than once per case.
+    """
+    retrievers: dict[str, Any] = {}
+    lock = threading.Lock()
+
+    def retriever_for(ws: Workspace, arm: ArmSpec) -> Any:
+        if not share_retriever:
+            return None
+        with lock:
+            if arm.name not in retrievers:
+                from skillrag.search import open_retriever
+
+                retrievers[arm.name] = open_retriever(ws, backend=arm.backend, mode=arm.mode)
+            return retrievers[arm.name]
 
     def run(ws: Workspace, case: Any, arm: ArmSpec, budget: EffortBudget) -> Any:
         from skillrag.harness import run_case
@@ -118,7 +135,7 @@ def harness_runner(case_file: Any, runs_dir: Path | None = None) -> CaseRunner:
         out_path = runs_dir / arm.name / f"{case.case_id}.json" if runs_dir else None
         return run_case(
             ws, case, harness=arm.harness, model=arm.model, skill=arm.skill, budgets=budgets,
-            cases=case_file, out_path=out_path,
+            cases=case_file, out_path=out_path, retriever=retriever_for(ws, arm),
         )
 
     return run
@@ -127,7 +144,7 @@ def harness_runner(case_file: Any, runs_dir: Path | None = None) -> CaseRunner:
 def _layer_variant(ws: Workspace) -> str | None:
     """The variant the workspace's current layer was built with (None = no layer)."""
     try:
-        from skillrag.wiki.layer import Layer
+        from skillrag.wiki import Layer
     except ImportError:  # pragma: no cover - sibling package not there yet
         return ws.config.wiki.variant
     layer = Layer(ws)
@@ -146,29 +163,33 @@ def _copy_store(src: Path, dst: Path) -> None:
 def variant_workspace(ws: Workspace, variant: str, root: Path, *, log: Callable[[str], None] | None = None) -> Workspace:
     """A workspace at ``root`` holding ``ws``'s articles and skills with the layer built for ``variant``.
 
-    Built once: a folder whose layer already has this variant and the same source articles is reused.
-    Uses the public wiki builder and search indexer (``skillrag.wiki.build_layer``,
-    ``skillrag.search.build_index``).
+    The layer is built with the same builder as ``ws``'s layer (``skillrag.wiki.build_wiki``) and
+    indexed (``skillrag.search.build_index``, backend ``wiki``). Both are incremental, so a second call
+    over an unchanged corpus reuses the folder. The article store is copied with SQLite's backup API
+    (the embedding cache travels with it).
     """
     from skillrag.search import build_index
-    from skillrag.wiki import build_layer, layer_fingerprint
+    from skillrag.wiki import Layer, build_wiki
 
+    man = Layer(ws).manifest()
+    builder = man.builder if man is not None else ws.config.wiki.builder
     cfg = ws.config.model_copy(deep=True)
     cfg.wiki.variant = variant  # type: ignore[assignment]
+    cfg.wiki.builder = builder  # type: ignore[assignment]
     cfg.search.backend = "wiki"
-    marker = root / ".skillrag" / "eval-variant.json"
-    want = {"variant": variant, "source_store_mtime": ws.store_path.stat().st_mtime if ws.store_path.exists() else 0}
+    fresh = not (root / "skillrag.yaml").exists()
     vws = Workspace.init(root, config=cfg)
-    if marker.exists() and json.loads(marker.read_text()) == want and layer_fingerprint(vws):
-        return vws
-    if log:
-        log(f"building the {variant} layer in {root}")
-    _copy_store(ws.store_path, vws.store_path)
+    vws = Workspace(root=vws.root, config=cfg)
+    if fresh or ws.store_path.stat().st_mtime > vws.store_path.stat().st_mtime:
+        if log:
+            log(f"copying the article store into {root}")
+        _copy_store(ws.store_path, vws.store_path)
     if ws.skills_dir.exists():
         shutil.copytree(ws.skills_dir, vws.skills_dir, dirs_exist_ok=True)
-    build_layer(vws, variant=variant)
+    if log:
+        log(f"building the {variant} layer ({builder}) in {root}")
+    build_wiki(vws, builder=builder, variant=variant, model=man.model if man is not None else None)
     build_index(vws, backend="wiki")
-    marker.write_text(json.dumps(want), encoding="utf-8")
     return vws
 
 
@@ -321,7 +342,7 @@ def run_evaluation(
                 run = runner(arm_ws, case, arm, budget)
                 return _score_case(arm, case, refs[cid], run, metric_names=config.metrics,
                                    judge_model=judge_model, judge_cfg=judge_cfg, t0=t0)
-            except Exception as exc:  # recorded per case, retried on resume; the batch goes on
+            except Exception as exc:  # noqa: BLE001 - recorded per case, retried on resume; the batch goes on
                 kind = "" if isinstance(exc, SkillragError) else f"{type(exc).__name__}: "
                 # scored as an empty output, so the case counts as a failure in every defined metric
                 empty = compute_metrics(ScoredCase(cid, "error", None, refs[cid], None), config.metrics)

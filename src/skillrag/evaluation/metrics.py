@@ -19,6 +19,7 @@ output scores 0 / False, never ``None``: a failed run is a failed case.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -82,57 +83,61 @@ class RunCost(BaseModel):
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any] | None) -> RunCost:
-        """Read a run record (``RunRecord.model_dump()``).
+        """Read a run record (``skillrag.harness.RunRecord.model_dump()``).
 
-        Totals are taken from top-level fields when present (``queries``, ``fetches``, ``tokens``,
-        ``seconds`` or ``ms``), else summed over ``steps``. Search time is the time spent in
-        ``retrieve`` steps; generation time is the rest of the run (the model and the other tools).
+        Queries and fetches: the record's ``queries`` / ``fetches`` (lists or counts), else the number
+        of ``retrieve`` / ``get_article`` steps. Tokens: ``input_tokens + output_tokens`` (or ``tokens``).
+        Seconds: ``wall_ms`` / 1000 (or ``seconds``, ``ms``, else the sum of step times). Search time is
+        the time in ``retrieve`` tool steps; generation time is the rest of the run (model and other tools),
+        the split of the paper's latency table.
         """
         if not record:
             return cls()
-        steps = [s for s in record.get("steps") or [] if isinstance(s, Mapping)]
+        steps = [s for s in record.get("steps") or [] if isinstance(s, Mapping)] if isinstance(
+            record.get("steps"), list) else []
 
-        def total(key: str, step_keys: Sequence[str]) -> float | None:
+        def num(v: Any) -> float | None:
+            return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+        def step_name(s: Mapping[str, Any]) -> str:
+            return str(s.get("tool") or s.get("name") or "")
+
+        def count(key: str, tool: str) -> int | None:
             val = record.get(key)
-            if isinstance(val, (int, float)) and not isinstance(val, bool):
-                return float(val)
             if isinstance(val, (list, tuple)):
-                return float(len(val))
-            found = [s.get(k) for s in steps for k in step_keys if isinstance(s.get(k), (int, float))]
-            return float(sum(found)) if found else None
+                return len(val)
+            if num(val) is not None:
+                return int(val)
+            return sum(1 for s in steps if step_name(s) == tool) if steps else None
 
-        def step_kind(s: Mapping[str, Any]) -> str:
-            return str(s.get("tool") or s.get("kind") or s.get("name") or "")
-
-        queries = total("queries", ("queries",))
-        if queries is None and steps:
-            queries = float(sum(1 for s in steps if step_kind(s) == "retrieve"))
-        fetches = total("fetches", ("fetches",))
-        if fetches is None and steps:
-            fetches = float(sum(1 for s in steps if step_kind(s) == "get_article"))
-        tokens = total("tokens", ("tokens", "total_tokens"))
+        tokens: float | None
+        if num(record.get("input_tokens")) is not None or num(record.get("output_tokens")) is not None:
+            tokens = (num(record.get("input_tokens")) or 0.0) + (num(record.get("output_tokens")) or 0.0)
+        else:
+            tokens = num(record.get("tokens"))
         seconds: float | None
-        if isinstance(record.get("seconds"), (int, float)):
-            seconds = float(record["seconds"])
-        elif isinstance(record.get("ms"), (int, float)):
-            seconds = float(record["ms"]) / 1000.0
+        if num(record.get("wall_ms")) is not None:
+            seconds = num(record.get("wall_ms")) / 1000.0  # type: ignore[operator]
+        elif num(record.get("seconds")) is not None:
+            seconds = num(record.get("seconds"))
+        elif num(record.get("ms")) is not None:
+            seconds = num(record.get("ms")) / 1000.0  # type: ignore[operator]
         else:
-            step_ms = [s.get("ms") for s in steps if isinstance(s.get("ms"), (int, float))]
-            seconds = sum(step_ms) / 1000.0 if step_ms else None
+            step_ms = [num(s.get("ms")) for s in steps if num(s.get("ms")) is not None]
+            seconds = sum(step_ms) / 1000.0 if step_ms else None  # type: ignore[arg-type]
         search_seconds: float | None
-        if isinstance(record.get("search_ms"), (int, float)):
-            search_seconds = float(record["search_ms"]) / 1000.0
+        if num(record.get("search_ms")) is not None:
+            search_seconds = num(record.get("search_ms")) / 1000.0  # type: ignore[operator]
+        elif steps:
+            search_seconds = sum(num(s.get("ms")) or 0.0 for s in steps if step_name(s) == "retrieve") / 1000.0
         else:
-            search_ms = [
-                s.get("ms") for s in steps if step_kind(s) == "retrieve" and isinstance(s.get("ms"), (int, float))
-            ]
-            search_seconds = sum(search_ms) / 1000.0 if steps else None
+            search_seconds = None
         generation = None
         if seconds is not None and search_seconds is not None:
             generation = max(0.0, seconds - search_seconds)
         return cls(
-            queries=None if queries is None else int(queries),
-            fetches=None if fetches is None else int(fetches),
+            queries=count("queries", "retrieve"),
+            fetches=count("fetches", "get_article"),
             tokens=None if tokens is None else int(tokens),
             seconds=seconds,
             search_seconds=search_seconds,
@@ -269,7 +274,7 @@ def _tool_order(c: ScoredCase) -> float | None:
     expected_rank = [i for i, _ in found]
     mention_pos = [p for _, p in found]
     tau = kendalltau(expected_rank, mention_pos).statistic
-    return None if tau != tau else float(tau)  # NaN when all positions tie
+    return None if math.isnan(tau) else float(tau)  # NaN when all positions tie
 
 
 def _cost_field(name: str) -> Callable[[ScoredCase], float | None]:

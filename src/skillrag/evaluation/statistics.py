@@ -20,9 +20,9 @@ from scipy.stats import binomtest
 from skillrag.errors import EmptyInputError, UserError
 
 __all__ = [
+    "McNemarResult",
     "PairedComparison",
     "RateInterval",
-    "McNemarResult",
     "discordant_pairs",
     "mcnemar_exact",
     "paired_comparison",
