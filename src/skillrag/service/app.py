@@ -55,6 +55,7 @@ log = logging.getLogger("skillrag.service")
 #: ``(case, harness, skill) -> result dict`` with at least ``status``; runs in a worker thread.
 RunRunner = Callable[[dict[str, Any], str, str | None], dict[str, Any]]
 
+_BEARER = HTTPBearer(auto_error=False, description="Set with `skillrag serve --token`.")
 _ID = r"^[A-Za-z0-9][A-Za-z0-9_.()+\-:]{0,199}$"
 
 
@@ -174,9 +175,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.engine = engine
-    bearer = HTTPBearer(auto_error=False, description="Set with `skillrag serve --token`.")
-
-    def auth(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> None:
+    def auth(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)]) -> None:
         if token is None:
             return
         if creds is None or not secrets.compare_digest(creds.credentials.encode(), token.encode()):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol, runtime_checkable
 
+from skillrag.skill.contract import locate
+
 __all__ = ["Knowledge", "WorkspaceKnowledge", "verify_snippet"]
 
 
@@ -64,11 +66,6 @@ class WorkspaceKnowledge:
 
 
 def verify_snippet(snippet: str, body: str) -> tuple[int, int] | None:
-    """Where ``snippet`` occurs in ``body`` per the evidence contract's ``locate`` (offsets in the raw
-    body), or None when the snippet is not a verbatim quote of it."""
-    try:
-        from skillrag.skill.contract import locate
-    except ImportError:  # the skill package has not landed: fall back to an exact match
-        i = body.find(snippet) if snippet else -1
-        return (i, i + len(snippet)) if i >= 0 else None
+    """Where ``snippet`` occurs in ``body`` under the evidence contract (``skillrag.skill.contract.locate``:
+    offsets in the raw body), or None when it is not a verbatim quote of it."""
     return locate(snippet, body)

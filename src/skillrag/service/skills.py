@@ -8,8 +8,8 @@ retrieval may read, and the web mode and allowlist). ``RegistryCatalog`` adapts
 
 from __future__ import annotations
 
+import logging
 import re
-import threading
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -18,6 +18,8 @@ from skillrag.errors import ConfigError, EmptyInputError, SkillNotFound
 from skillrag.service.allowlist import HostAllowlist
 
 __all__ = ["RegistryCatalog", "SkillCatalog", "SkillView", "SourcePolicy", "parse_slug", "select_skill"]
+
+log = logging.getLogger("skillrag.service")
 
 _SLUG = re.compile(r"^\s*/([A-Za-z0-9][A-Za-z0-9_.\-]*)(?=\s|$)\s*(.*)$", re.DOTALL)
 
@@ -78,9 +80,13 @@ def _field(obj: Any, *names: str, default: Any = None) -> Any:
     return default
 
 
-def view_of(skill: Any) -> SkillView:
+def view_of(skill: Any, web: Any | None = None) -> SkillView:
     """A ``SkillView`` from a ``skillrag.skill.Skill`` (reads ``.name``, ``.description``, ``.manual``
-    and the retrieval, source and web fields of ``.config``); ``ConfigError`` if they are invalid."""
+    and the retrieval and source fields of ``.config``); ``ConfigError`` if they are invalid.
+
+    The web policy comes from ``skill.config.web_mode``/``web_allowlist`` when the skill declares them,
+    else from ``web`` (a ``SkillWebSettings``: ``service.skill_web.<name>`` in ``skillrag.yaml``), else off.
+    """
     cfg = getattr(skill, "config", None)
     sources = _field(cfg, "allowed_sources")
     if sources is not None and not isinstance(sources, list | tuple):
@@ -97,8 +103,8 @@ def view_of(skill: Any) -> SkillView:
             min_snippet_chars=_field(cfg, "min_snippet_chars", default=40),
             policy=SourcePolicy(
                 allowed_sources=list(sources) if sources else None,
-                web_mode=_field(cfg, "web_mode", default="off"),
-                web_allowlist=list(_field(cfg, "web_allowlist", default=[])),
+                web_mode=_field(cfg, "web_mode", default=_field(web, "web_mode", default="off")),
+                web_allowlist=list(_field(cfg, "web_allowlist", default=_field(web, "web_allowlist", default=[]))),
             ),
         )
     except ValidationError as exc:
@@ -107,25 +113,21 @@ def view_of(skill: Any) -> SkillView:
 
 
 class RegistryCatalog:
-    """``SkillCatalog`` over ``skillrag.skill.SkillRegistry(ws)``: scans the skills once, at start-up."""
+    """``SkillCatalog`` over ``skillrag.skill.SkillRegistry(ws)``: scans the valid skills once, at start-up
+    (a broken skill folder is left out and logged; restart to pick up changes)."""
 
     def __init__(self, workspace: Any) -> None:
         from skillrag.skill import SkillRegistry
 
-        self._registry = SkillRegistry(workspace)
-        self._lock = threading.Lock()
-        self._views: dict[str, SkillView] = {}
-        for name in self._registry_names():
-            self._views[name] = view_of(self._registry.get(name))
-
-    def _registry_names(self) -> list[str]:
-        reg = self._registry
-        for attr in ("names", "list", "all"):
-            fn = getattr(reg, attr, None)
-            if callable(fn):
-                items = fn()
-                return sorted(i if isinstance(i, str) else i.name for i in items)
-        return sorted(s if isinstance(s, str) else s.name for s in reg)
+        registry = SkillRegistry(workspace)
+        web = workspace.config.service.skill_web
+        self._views = {sk.name: view_of(sk, web.get(sk.name)) for sk in registry.list()}
+        self.problems: dict[str, str] = registry.problems()
+        for name, why in self.problems.items():
+            log.warning("skill %s not loaded: %s", name, why)
+        for name in web:
+            if name not in self._views:
+                log.warning("service.skill_web names %r, which is not a loaded skill", name)
 
     def names(self) -> list[str]:
         return sorted(self._views)

@@ -1,0 +1,188 @@
+"""The HTTP app under a real uvicorn server on 127.0.0.1: routes, SSE chat, skills, threads, auth, runs."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+import pytest
+
+from skillrag.service.testing import serve_app
+
+from .conftest import ARTICLES, events_of, first
+
+
+def chat(client, **body):
+    return client.post("/chat", json=body)
+
+
+def test_healthz_and_skills(client):
+    assert client.get("/healthz").json() == {"status": "ok", "skills": 2}
+    skills = client.get("/skills").json()
+    assert [s["name"] for s in skills] == ["cards", "loans"]
+    assert skills[0]["web_mode"] == "fallback" and skills[0]["allowed_sources"] == ["cards"]
+
+
+def test_unknown_slug_is_400_not_a_fallback(client, threads):
+    r = chat(client, question="/retirement-planning what now?", thread_id="t-1")
+    assert r.status_code == 400
+    assert r.json()["kind"] == "SkillNotFound" and "retirement-planning" in r.json()["error"]
+    r = chat(client, question="what now?", thread_id="t-1", skill="nope")
+    assert r.status_code == 400 and r.json()["kind"] == "SkillNotFound"
+    assert threads.keys() == []  # nothing was answered or stored
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"question": "hi", "thread_id": "t-1::cards"},  # cannot address a skill thread directly
+        {"question": "", "thread_id": "t-1"},
+        {"question": "/cards   ", "thread_id": "t-1"},
+        {"question": "hi", "thread_id": "t-1", "model": "openai:gpt-4.1"},  # not in allowed_models
+        {"question": "hi", "thread_id": "t-1", "extra": 1},
+    ],
+)
+def test_bad_chat_requests_are_4xx(client, body):
+    r = chat(client, **body)
+    assert r.status_code in (400, 422), r.text
+
+
+def test_slug_selects_skill_and_extractive_answer_quotes_verified_snippets(client):
+    ev = events_of(chat(client, question="/cards how do I freeze a lost card?", thread_id="t-1"))
+    names = [n for n, _ in ev]
+    assert names[0] == "start" and names[-1] == "done"
+    assert {"retrieval", "tool_call", "text"} <= set(names)
+    start, done = first(ev, "start"), first(ev, "done")
+    assert start["question"] == "how do I freeze a lost card?" and start["thread_key"] == "t-1::cards"
+    assert first(ev, "retrieval")["source_tags"] == ["cards"]
+    assert done["status"] == "ok" and done["skill"] == "cards" and done["mode"] == "extractive"
+    text = "".join(d["delta"] for n, d in ev if n == "text")
+    assert "extractive" in text
+    bodies = {a.id: a.body for a in ARTICLES}
+    assert done["citations"], "expected at least one quote"
+    for c in done["citations"]:
+        assert c["kind"] == "article" and c["source"].startswith("card_")  # only the skill's sources
+        assert bodies[c["source"]][c["start"]:c["end"]] == c["snippet"]
+        assert c["snippet"] in text
+    assert any("freeze the card" in c["snippet"] for c in done["citations"])
+
+
+def test_explicit_skill_beats_slug(client):
+    ev = events_of(chat(client, question="/loans how do I freeze a lost card?", thread_id="t-2", skill="cards"))
+    done = first(ev, "done")
+    assert done["skill"] == "cards" and done["thread_key"] == "t-2::cards"
+    assert first(ev, "retrieval")["source_tags"] == ["cards"]
+    assert first(ev, "start")["question"] == "how do I freeze a lost card?"
+
+
+def test_same_thread_id_different_skills_never_share_history(client, threads):
+    tid = "shared-7"
+    events_of(chat(client, question="how do I freeze a lost card?", thread_id=tid, skill="cards"))
+    events_of(chat(client, question="can a personal loan be repaid early?", thread_id=tid, skill="loans"))
+    events_of(chat(client, question="what are premium fees?", thread_id=tid))
+    # follow-ups: each is condensed against its own thread only
+    c = first(events_of(chat(client, question="and how long?", thread_id=tid, skill="cards")), "start")
+    lo = first(events_of(chat(client, question="and how long?", thread_id=tid, skill="loans")), "start")
+    pl = first(events_of(chat(client, question="and how long?", thread_id=tid)), "start")
+    assert "freeze" in c["condensed"] and "loan" not in c["condensed"] and "premium" not in c["condensed"]
+    assert "loan" in lo["condensed"] and "freeze" not in lo["condensed"] and "premium" not in lo["condensed"]
+    assert "premium" in pl["condensed"] and "freeze" not in pl["condensed"] and "loan" not in pl["condensed"]
+    assert [t.question for t in threads.history(f"{tid}::cards")] == ["how do I freeze a lost card?", "and how long?"]
+    assert [t.question for t in threads.history(f"{tid}::loans")] == ["can a personal loan be repaid early?",
+                                                                       "and how long?"]
+    assert [t.question for t in threads.history(tid)] == ["what are premium fees?", "and how long?"]
+    assert all(t.skill is None for t in threads.history(tid))
+
+
+def test_twenty_concurrent_chats_no_cross_thread_leakage(server, threads):
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+             "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango"]
+
+    async def one(client, i):
+        skill = ["cards", "loans", None][i % 3]
+        body = {"question": f"{words[i]} card loan fee", "thread_id": f"c{i}"}
+        if skill:
+            body["skill"] = skill
+        first_turn = events_of(await client.post("/chat", json=body))
+        body["question"] = "and then?"
+        follow = events_of(await client.post("/chat", json=body))
+        return i, skill, first_turn, follow
+
+    async def main():
+        async with httpx.AsyncClient(base_url=server, timeout=60) as client:
+            return await asyncio.gather(*(one(client, i) for i in range(20)))
+
+    t0 = time.perf_counter()
+    results = asyncio.run(main())
+    elapsed = time.perf_counter() - t0
+    assert len(results) == 20
+    for i, skill, a, b in results:
+        key = f"c{i}::{skill}" if skill else f"c{i}"
+        for ev in (a, b):
+            done = first(ev, "done")
+            assert done["status"] == "ok" and done["thread_key"] == key and done["skill"] == skill
+        condensed = first(b, "start")["condensed"]
+        assert words[i] in condensed
+        assert not any(w in condensed.split() for j, w in enumerate(words) if j != i)
+        hist = threads.history(key)
+        assert [t.question for t in hist] == [f"{words[i]} card loan fee", "and then?"]
+    assert len(threads.keys()) == 20
+    print(f"20 concurrent two-turn chats in {elapsed:.2f} s")
+
+
+def test_articles_route(client):
+    r = client.get("/articles/card_fees")
+    assert r.status_code == 200 and r.json()["title"] == "Card fees" and r.json()["source_tag"] == "cards"
+    r = client.get("/articles/nope")
+    assert r.status_code == 404 and r.json()["kind"] == "ArticleNotFound"
+    assert client.get("/articles/..%2F..%2Fetc").status_code in (404, 422)
+
+
+def test_bearer_token(make_app):
+    with serve_app(make_app(token="s3cret")) as url, httpx.Client(base_url=url) as c:
+        assert c.get("/healthz").status_code == 200
+        r = c.get("/skills")
+        assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+        assert c.get("/skills", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert c.post("/chat", json={"question": "x", "thread_id": "t"}).status_code == 401
+        ok = c.get("/skills", headers={"Authorization": "Bearer s3cret"})
+        assert ok.status_code == 200 and len(ok.json()) == 2
+
+
+def test_runs_background_job(make_app):
+    seen = []
+
+    def runner(case, harness, skill):
+        seen.append((case["case_id"], harness, skill))
+        time.sleep(0.1)
+        return {"status": "accepted", "output": {"case_id": case["case_id"]}, "record": {"steps": 3}}
+
+    def failing(case, harness, skill):
+        raise RuntimeError("boom")
+
+    with serve_app(make_app(run_runner=runner)) as url, httpx.Client(base_url=url) as c:
+        r = c.post("/runs", json={"case": {"case_id": "case-1", "contact_reason": "x"}, "skill": "cards"})
+        assert r.status_code == 202 and r.json()["status"] == "running"
+        run_id = r.json()["id"]
+        for _ in range(100):
+            state = c.get(f"/runs/{run_id}").json()
+            if state["status"] != "running":
+                break
+            time.sleep(0.05)
+        assert state["status"] == "accepted" and state["result"]["output"] == {"case_id": "case-1"}
+        assert seen == [("case-1", "extractive", "cards")]
+        assert c.post("/runs", json={"case": {"contact_reason": "x"}}).status_code == 400
+        assert c.post("/runs", json={"case": {"case_id": "c"}, "skill": "nope"}).status_code == 400
+        assert c.get("/runs/" + "0" * 32).status_code == 404
+    with serve_app(make_app(run_runner=failing)) as url, httpx.Client(base_url=url) as c:
+        run_id = c.post("/runs", json={"case": {"case_id": "c"}}).json()["id"]
+        for _ in range(100):
+            state = c.get(f"/runs/{run_id}").json()
+            if state["status"] != "running":
+                break
+            time.sleep(0.05)
+        assert state["status"] == "error" and "boom" in state["error"]
+    with serve_app(make_app()) as url, httpx.Client(base_url=url) as c:
+        r = c.post("/runs", json={"case": {"case_id": "c"}})
+        assert r.status_code == 503

@@ -1,0 +1,89 @@
+"""Skill selection: /slug parsing, explicit skill wins, unknown names are errors, registry adapter."""
+
+from __future__ import annotations
+
+import pytest
+
+from skillrag.errors import ConfigError, EmptyInputError, SkillNotFound
+from skillrag.service.skills import SkillView, SourcePolicy, parse_slug, select_skill, view_of
+from skillrag.service.testing import StaticCatalog
+
+from .conftest import CARDS, LOANS
+
+CAT = StaticCatalog([CARDS, LOANS])
+
+
+@pytest.mark.parametrize(
+    ("question", "slug", "rest"),
+    [
+        ("/cards how do I freeze?", "cards", "how do I freeze?"),
+        ("  /loans\nrepay early", "loans", "repay early"),
+        ("/cards", "cards", ""),
+        ("how /cards works", None, "how /cards works"),
+        ("/ cards", None, "/ cards"),
+        ("/cards/x what", None, "/cards/x what"),
+        ("50/50 split?", None, "50/50 split?"),
+    ],
+)
+def test_parse_slug(question, slug, rest):
+    assert parse_slug(question) == (slug, rest)
+
+
+def test_slug_selects_and_is_stripped():
+    view, q = select_skill(CAT, "/loans can I repay early?", None)
+    assert view == LOANS and q == "can I repay early?"
+
+
+def test_explicit_skill_beats_slug():
+    view, q = select_skill(CAT, "/loans how do I freeze my card?", "cards")
+    assert view == CARDS and q == "how do I freeze my card?"
+
+
+def test_no_skill_is_a_plain_chat():
+    assert select_skill(CAT, "hello there", None) == (None, "hello there")
+
+
+def test_unknown_slug_and_unknown_skill_raise():
+    with pytest.raises(SkillNotFound, match="retirement"):
+        select_skill(CAT, "/retirement what now?", None)
+    with pytest.raises(SkillNotFound, match="nope"):
+        select_skill(CAT, "what now?", "nope")
+
+
+def test_empty_question_after_slug():
+    with pytest.raises(EmptyInputError):
+        select_skill(CAT, "/cards   ", None)
+
+
+class _Cfg:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+class _Skill:
+    def __init__(self, name, config):
+        self.name, self.description, self.manual, self.config = name, "d", "manual text", config
+
+
+def test_view_of_reads_config_and_service_web_policy():
+    from skillrag.skill import SkillConfig
+    from skillrag.workspace.config import SkillWebSettings
+
+    sk = _Skill("cs", SkillConfig(k=7, max_snippets=5, allowed_sources=["help"]))
+    v = view_of(sk, SkillWebSettings(web_mode="fallback", web_allowlist=["Example.COM"]))
+    assert (v.k, v.max_snippets, v.manual) == (7, 5, "manual text")
+    assert v.policy == SourcePolicy(allowed_sources=["help"], web_mode="fallback", web_allowlist=["example.com"])
+    assert view_of(sk).policy.web_mode == "off"
+    # a skill.yaml that declares web fields itself wins over the service setting
+    own = _Skill("x", _Cfg(k=3, web_mode="always", web_allowlist=["a.example"]))
+    assert view_of(own, SkillWebSettings(web_mode="off")).policy.web_mode == "always"
+
+
+def test_view_of_rejects_bad_allowlist():
+    with pytest.raises(ConfigError, match="web_allowlist"):
+        view_of(_Skill("x", _Cfg(web_mode="always", web_allowlist=["https://a.example/x"])))
+
+
+def test_skill_view_is_strict():
+    with pytest.raises(ValueError):
+        SkillView(name="x", unknown=1)

@@ -1,0 +1,66 @@
+"""Thread store: keys, isolation, ordering, concurrency, condensation."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from skillrag.errors import InvalidIdError
+from skillrag.service.chat import condense_terms
+from skillrag.service.threads import ThreadStore, Turn, check_thread_id, thread_key
+
+
+def test_thread_keys():
+    assert thread_key("t-1", None) == "t-1"
+    assert thread_key("t-1", "cards") == "t-1::cards"
+
+
+@pytest.mark.parametrize("bad", ["", "t-1::cards", "a/b", "../x", " t", "x" * 129, "t 1"])
+def test_client_ids_cannot_address_skill_threads(bad):
+    with pytest.raises(InvalidIdError):
+        check_thread_id(bad)
+
+
+def _add(store, key, q, skill=None):
+    return store.append(key, question=q, condensed=q, answer="a:" + q, skill=skill, citations=[{"n": 1}])
+
+
+def test_history_is_per_key_and_ordered(tmp_path):
+    store = ThreadStore(tmp_path / "s.sqlite")
+    _add(store, "t-1", "plain one")
+    _add(store, "t-1::cards", "cards one", "cards")
+    t = _add(store, "t-1", "plain two")
+    assert t.seq == 2
+    assert [x.question for x in store.history("t-1")] == ["plain one", "plain two"]
+    assert [x.question for x in store.history("t-1::cards")] == ["cards one"]
+    assert [x.question for x in store.history("t-1", limit=1)] == ["plain two"]
+    assert store.history("t-2") == []
+    assert store.keys() == ["t-1", "t-1::cards"]
+    # persists: a new store object on the same file sees the same turns
+    again = ThreadStore(tmp_path / "s.sqlite").history("t-1::cards")[0]
+    assert again.citations == [{"n": 1}] and again.skill == "cards"
+
+
+def test_concurrent_appends_keep_sequences(tmp_path):
+    store = ThreadStore(tmp_path / "s.sqlite")
+
+    def work(i):
+        for j in range(5):
+            _add(store, f"t{i % 3}", f"q{i}-{j}")
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(12)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for k in ("t0", "t1", "t2"):
+        seqs = [x.seq for x in store.history(k)]
+        assert seqs == list(range(1, 21))
+
+
+def test_condense_prepends_previous_key_terms():
+    prev = [Turn(thread_key="t", seq=1, question="How do I freeze a lost debit card?", condensed="", answer="")]
+    assert condense_terms("and how long does it take?", prev) == "freeze lost debit card and how long does it take?"
+    assert condense_terms("freeze it again", prev) == "lost debit card freeze it again"
+    assert condense_terms("anything", []) == "anything"
