@@ -1,0 +1,162 @@
+"""The llm reasoner: a chat model performs the extraction and judgement steps of the machine,
+each as one pydantic-ai ``Agent`` run with a structured ``output_type``.
+
+Code validates each step: the subject class must be taken from the question (an output
+validator sends the model back with the reason, up to ``retries`` times); candidates, evidence
+and claims are then checked by the runner (``gate``, ``verify``) and refused when they cannot be
+verified in the source text. The model never moves the state machine.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillrag.corpus.model import Article
+from skillrag.errors import ModelError
+from skillrag.evidence._prompts import render
+from skillrag.evidence.model import EvidenceUnit, SubjectClass
+from skillrag.evidence.steps import CandidateProposal, ConclusionProposal, EvidenceProposal
+
+__all__ = ["CandidateList", "EvidenceList", "LLMReasoner"]
+
+
+class CandidateList(BaseModel):
+    """Structured output of the candidate step."""
+
+    model_config = ConfigDict(extra="forbid")
+    candidates: list[CandidateProposal] = Field(default_factory=list)
+
+
+class EvidenceList(BaseModel):
+    """Structured output of the evidence step."""
+
+    model_config = ConfigDict(extra="forbid")
+    evidence: list[EvidenceProposal] = Field(default_factory=list)
+
+
+def _articles_block(articles: Sequence[Article], max_chars: int) -> str:
+    parts = []
+    for a in articles:
+        body = a.body if len(a.body) <= max_chars else a.body[:max_chars] + "\n[... cut ...]"
+        parts.append(f'<article id="{a.id}">\n# {a.title}\n{body}\n</article>')
+    return "\n\n".join(parts) or "(none)"
+
+
+class LLMReasoner:
+    """Reasoner backed by a pydantic-ai ``Model`` (``skillrag.models.resolve_model``).
+
+    ``manual`` (the skill's SKILL.md body) goes into the system prompt. At most
+    ``max_pool_articles`` articles of up to ``max_article_chars`` characters each are shown per
+    step. ``tokens`` sums the tokens the model reported. Provider failures and a model that
+    never returns a valid structure raise ``ModelError``.
+    """
+
+    name = "llm"
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        model_id: str | None = None,
+        manual: str = "",
+        retries: int = 2,
+        max_pool_articles: int = 8,
+        max_article_chars: int = 6000,
+    ) -> None:
+        self.model = model
+        self.model_id = model_id or getattr(model, "model_name", None) or "model"
+        self.system = render("system", manual=manual.strip() or "(no manual)")
+        self.retries = retries
+        self.max_pool_articles = max_pool_articles
+        self.max_article_chars = max_article_chars
+        self.tokens = 0
+
+    def _run(self, output_type: type, prompt: str, validator: Any = None) -> Any:
+        from pydantic_ai import Agent
+        from pydantic_ai.exceptions import UnexpectedModelBehavior
+
+        from skillrag.models import model_errors
+
+        agent = Agent(self.model, output_type=output_type, system_prompt=self.system, retries=self.retries)
+        if validator is not None:
+            agent.output_validator(validator)
+        try:
+            with model_errors(self.model_id):
+                result = agent.run_sync(prompt)
+        except UnexpectedModelBehavior as exc:
+            raise ModelError(
+                f"{self.model_id}: no valid {output_type.__name__} after "
+                f"{self.retries + 1} tries ({str(exc).splitlines()[0][:200]})"
+            ) from None
+        self.tokens += int(getattr(result.usage, "total_tokens", 0) or 0)
+        return result.output
+
+    def identify_subject(self, question: str) -> SubjectClass:
+        from pydantic_ai import ModelRetry
+
+        from skillrag.evidence.run import check_subject
+
+        def validate(out: SubjectClass) -> SubjectClass:
+            problems = check_subject(question, out)
+            if problems:
+                raise ModelRetry(
+                    "; ".join(problems) + ". Take the name and parent entity from the question's words."
+                )
+            return out
+
+        return self._run(SubjectClass, render("subject", question=question), validate)
+
+    def propose_candidates(
+        self, question: str, subject: SubjectClass, pool: Sequence[Article]
+    ) -> list[CandidateProposal]:
+        shown = list(pool)[: self.max_pool_articles]
+        if not shown:
+            return []
+        prompt = render(
+            "candidates",
+            question=question,
+            subject=subject.model_dump_json(),
+            articles=_articles_block(shown, self.max_article_chars),
+        )
+        return self._run(CandidateList, prompt).candidates
+
+    def propose_evidence(
+        self,
+        question: str,
+        subject: SubjectClass,
+        candidate_names: Sequence[str],
+        articles: Sequence[Article],
+    ) -> list[EvidenceProposal]:
+        prompt = render(
+            "evidence",
+            question=question,
+            subject=subject.model_dump_json(),
+            candidates=json.dumps(list(candidate_names), ensure_ascii=False),
+            articles=_articles_block(articles, self.max_article_chars),
+        )
+        return self._run(EvidenceList, prompt).evidence
+
+    def conclude(
+        self,
+        question: str,
+        subject: SubjectClass,
+        evidence: Sequence[EvidenceUnit],
+        default: ConclusionProposal,
+    ) -> ConclusionProposal:
+        from pydantic_ai import ModelRetry
+
+        def validate(out: ConclusionProposal) -> ConclusionProposal:
+            bad = [c.evidence_index for c in out.claims if c.evidence_index >= len(evidence)]
+            if bad:
+                raise ModelRetry(f"claims cite evidence {bad}, but only 0..{len(evidence) - 1} exist")
+            return out
+
+        block = "\n".join(
+            f"[{i}] ({u.article_id}, {u.section or 'no section'}) {u.text}" for i, u in enumerate(evidence)
+        )
+        prompt = render("conclude", question=question, subject=subject.model_dump_json(), evidence=block)
+        return self._run(ConclusionProposal, prompt, validate)

@@ -1,0 +1,535 @@
+"""Run one question through the evidence-first state machine (``answer_question``), or through a
+workspace with its skill, search index and model (``ask``).
+
+The runner owns the machine: it moves it, and it validates what the reasoner proposes at each
+state (``gate.check_candidates``, ``verify.check_evidence``, ``verify.check_claim_proposals``).
+After SUBJECT_NOT_FOUND nothing else runs: no second search, no reformulated query, no relaxed
+name — the function returns.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillrag.corpus.model import Article
+from skillrag.errors import EmptyInputError, IllegalTransition, UserError
+from skillrag.evidence.confidence import assess
+from skillrag.evidence.extractive import FALLBACK_NOTE, ExtractiveReasoner
+from skillrag.evidence.gate import check_candidates
+from skillrag.evidence.machine import State, StateMachine
+from skillrag.evidence.model import (
+    Candidate,
+    Claim,
+    Confidence,
+    ContractCheck,
+    EvidenceAnswer,
+    EvidenceUnit,
+    RejectedCandidate,
+    RunRecord,
+    StepLog,
+    SubjectClass,
+)
+from skillrag.evidence.steps import ConclusionProposal, Reasoner
+from skillrag.evidence.text import find_mentions, innermost_section, norm_name, slug, split_units, stem_terms
+from skillrag.evidence.verify import check_claim_proposals, check_evidence, claims_from_units, find_conflicts
+from skillrag.skill.contract import ContractLimits, validate_output
+
+__all__ = [
+    "ArticleSource",
+    "EvidenceSettings",
+    "SearchTool",
+    "answer_question",
+    "ask",
+    "check_subject",
+    "contract_output",
+    "save_answer",
+]
+
+
+class ArticleSource(Protocol):
+    """Read access to the knowledge base (``skillrag.corpus.ArticleStore`` is one)."""
+
+    def list(self) -> list[Article]: ...
+
+
+class SearchTool(Protocol):
+    """The retrieval tool (``skillrag.search.Retriever`` is one): ranked hits with ``article_id``."""
+
+    def search(self, query: str, k: int = 10, filters: Any = None) -> list[Any]: ...
+
+
+class EvidenceSettings(BaseModel):
+    """Limits of one evidence-first run (counts of articles and spans; no units of time)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: int = Field(10, ge=1, le=200, description="Hits asked of the search tool per query.")
+    max_pool: int = Field(40, ge=1, description="Articles examined at the subject gate.")
+    max_articles: int = Field(6, ge=1, description="Candidate articles read at EVIDENCE_RETRIEVAL.")
+    max_units: int = Field(
+        15, ge=1, le=200, description="Most evidence units kept (the contract's max snippets)."
+    )
+    min_chars: int = Field(15, ge=1, description="Shortest evidence unit, in characters (the contract's).")
+    min_confidence: Confidence = Field("medium", description="Confidence at which an answer is sufficient.")
+
+
+def check_subject(question: str, subject: SubjectClass) -> list[str]:
+    """Reasons a subject class does not come from ``question`` (empty = fine): the name and the
+    parent entity must be words of the question — no reinterpretation, no substitution."""
+    q = norm_name(question)
+    reasons = []
+    bare = norm_name(re.sub(r"\([^()]*\)", "", subject.name))
+    if not bare or not all(w.rstrip("s") in q for w in bare.split()):
+        reasons.append(f"subject name {subject.name!r} is not taken from the question")
+    if subject.parent_entity and norm_name(subject.parent_entity) not in q:
+        reasons.append(f"parent entity {subject.parent_entity!r} is not named in the question")
+    return reasons
+
+
+def _pool(
+    subject: SubjectClass, articles: Iterable[Article], hits: Sequence[str], limit: int
+) -> list[Article]:
+    """Articles that mention the subject's name (title mentions first, look-alikes last), then
+    search hits; at most ``limit``."""
+    ranked: list[tuple[int, str, Article]] = []
+    by_id: dict[str, Article] = {}
+    for art in articles:
+        by_id[art.id] = art
+        tm = find_mentions(subject.name, art.title, allowed_prefix=subject.parent_entity)
+        bm = find_mentions(subject.name, art.body, allowed_prefix=subject.parent_entity)
+        if not tm and not bm:
+            continue
+        clean_t = any(not m.extended_by for m in tm)
+        clean_b = any(not m.extended_by for m in bm)
+        rank = 0 if clean_t else 1 if clean_b else 2
+        ranked.append((rank, art.id, art))
+    ranked.sort(key=lambda r: (r[0], r[1]))
+    out = [a for _, _, a in ranked]
+    seen = {a.id for a in out}
+    for aid in hits:
+        if aid not in seen and aid in by_id:
+            out.append(by_id[aid])
+            seen.add(aid)
+    return out[:limit]
+
+
+def _article_score(art: Article, attr: set[str], names: Sequence[str]) -> float:
+    if not attr:
+        return float(sum(len(find_mentions(n, art.body)) for n in names))
+    best = 0.0
+    for sp in split_units(art.body):
+        sec = innermost_section(art.sections, sp.start)
+        best = max(
+            best, len(attr & (stem_terms(sp.text) | stem_terms(sec.heading if sec else None))) / len(attr)
+        )
+    return best
+
+
+def _not_found_conclusion(subject: SubjectClass, rejected: Sequence[RejectedCandidate]) -> str:
+    bound = f" bound to {subject.parent_entity!r}" if subject.parent_entity else ""
+    text = (
+        f"Not found: the knowledge base holds no {subject.type.replace('_', ' ')} named "
+        f"{subject.name!r}{bound}, so no conclusion is drawn and no similar subject is substituted."
+    )
+    if rejected:
+        text += f" {len(rejected)} look-alike or unbound mention(s) were rejected at the gate."
+    return text
+
+
+def _not_found_actions(subject: SubjectClass) -> list[str]:
+    owner = subject.parent_entity or "the document owners"
+    return [
+        f"Request the source documents that describe {subject.name!r} from {owner}.",
+        (
+            f"Ask the requester whether {subject.name!r} goes by another official name; do not assume it "
+            "is one of the similar subjects in the knowledge base."
+        ),
+        "Check that every relevant source has been ingested into this workspace.",
+    ]
+
+
+def _default_conclusion(
+    subject: SubjectClass,
+    candidates: Sequence[Candidate],
+    units: Sequence[EvidenceUnit],
+    claims: Sequence[Claim],
+    conflicts: Sequence[Any],
+) -> ConclusionProposal:
+    names = " / ".join(c.name for c in candidates)
+    what = f"the {subject.attribute} of {names}" if subject.attribute else names
+    actions: list[str] = []
+    if len(candidates) > 1:
+        actions.append(f"Ask which subject is meant: {', '.join(repr(c.name) for c in candidates)}.")
+    if not units:
+        return ConclusionProposal(
+            conclusion=f"No verified evidence states {what}; the candidate articles do not answer the question.",
+            answered=False,
+            suggested_next_actions=actions + [f"Find or request a document that states {what}."],
+        )
+    if conflicts:
+        parts = []
+        for cf in conflicts:
+            vals = "; ".join(f"{c.value} ({c.article_id})" for c in cf.claims)
+            parts.append(f"{cf.attribute or 'value'} of {cf.subject}: {vals}")
+        arts = sorted({c.article_id for cf in conflicts for c in cf.claims})
+        return ConclusionProposal(
+            conclusion="The sources disagree and the disagreement is not arbitrated: "
+            + " | ".join(parts)
+            + ".",
+            answered=True,
+            suggested_next_actions=actions
+            + [
+                f"Ask the owners of {', '.join(arts)} which value is current.",
+                "Check the documents' dates or versions before relying on either value.",
+            ],
+        )
+    attr = stem_terms(subject.attribute)
+    relevant = [c for c in claims if not attr or attr <= stem_terms(c.attribute)]
+    srcs = sorted({u.article_id for u in units})
+    if relevant:
+        values = list(dict.fromkeys(c.value for c in relevant))
+        cited = sorted({c.article_id for c in relevant})
+        text = f"The sources state {what}: {values[0]} ({', '.join(cited)})."
+    else:
+        u = units[0]
+        text = f"Evidence on {what}: \u201c{u.text}\u201d ({u.article_id})."
+    if len(srcs) == 1:
+        actions.append(
+            "Only one article supports this; confirm it with a second source if the decision is critical."
+        )
+    return ConclusionProposal(conclusion=text, answered=True, suggested_next_actions=actions)
+
+
+class _Timer:
+    def __init__(self) -> None:
+        self.t = time.perf_counter()
+
+    def ms(self) -> float:
+        now = time.perf_counter()
+        out, self.t = (now - self.t) * 1000.0, now
+        return round(out, 3)
+
+
+def answer_question(
+    question: str,
+    *,
+    articles: ArticleSource | Sequence[Article],
+    reasoner: Reasoner | None = None,
+    retriever: SearchTool | None = None,
+    settings: EvidenceSettings | None = None,
+    limits: ContractLimits | None = None,
+    machine: StateMachine | None = None,
+) -> EvidenceAnswer:
+    """Answer ``question`` from ``articles`` through the state machine.
+
+    ``reasoner`` defaults to ``ExtractiveReasoner``; ``retriever`` (optional) adds its hits to the
+    pool searched at the gate and orders the candidate articles at retrieval (its queries always
+    contain the candidate names). Returns an ``EvidenceAnswer`` whose ``record.path`` is the path
+    taken. Raises ``EmptyInputError`` for an empty question, ``ModelError`` when a model step fails,
+    ``IllegalTransition`` if the machine is driven out of order (a bug, not an input).
+    """
+    if not question or not question.strip():
+        raise EmptyInputError("the question is empty")
+    settings = settings or EvidenceSettings()
+    reasoner = reasoner or ExtractiveReasoner()
+    sm = machine or StateMachine()
+    if sm.state != State.INIT:
+        raise IllegalTransition(f"a run must start in INIT, the machine is in {sm.state}")
+    steps: list[StepLog] = []
+    timer = _Timer()
+    source = list(articles) if isinstance(articles, Sequence) else articles.list()
+
+    # 1. subject class
+    subject = reasoner.identify_subject(question)
+    problems = check_subject(question, subject)
+    if problems:
+        raise UserError(f"could not take a subject from the question: {problems[0]}")
+    sm.advance(
+        State.SUBJECT_CLASS_IDENTIFIED,
+        f"{subject.type} {subject.name!r}"
+        + (f" of {subject.parent_entity!r}" if subject.parent_entity else ""),
+    )
+    steps.append(
+        StepLog(
+            state=State.SUBJECT_CLASS_IDENTIFIED,
+            ms=timer.ms(),
+            detail={
+                "name": subject.name,
+                "parent_entity": subject.parent_entity,
+                "attribute": subject.attribute,
+            },
+        )
+    )
+
+    # 2. candidate discovery: the hard gate
+    sm.require(State.SUBJECT_CLASS_IDENTIFIED, "candidate discovery")
+    queries: list[str] = []
+    hit_ids: list[str] = []
+    if retriever is not None:
+        q = " ".join(x for x in (subject.name, subject.parent_entity) if x)
+        queries.append(q)
+        hit_ids = [h.article_id for h in retriever.search(q, k=settings.k)]
+    pool = _pool(subject, source, hit_ids, settings.max_pool)
+    proposals = reasoner.propose_candidates(question, subject, pool)
+    candidates, rejected = check_candidates(subject, proposals, pool)
+    sm.advance(
+        State.CANDIDATE_SUBJECT_DISCOVERED, f"{len(candidates)} candidate(s), {len(rejected)} rejected"
+    )
+    steps.append(
+        StepLog(
+            state=State.CANDIDATE_SUBJECT_DISCOVERED,
+            ms=timer.ms(),
+            queries=queries,
+            articles=[a.id for a in pool],
+            detail={"proposed": len(proposals), "candidates": len(candidates), "rejected": len(rejected)},
+        )
+    )
+    common = {
+        "question": question,
+        "harness": reasoner.name,
+        "model": reasoner.model_id,
+        "note": FALLBACK_NOTE if reasoner.name == "extractive" else None,
+        "subject": subject,
+        "candidates": candidates,
+        "rejected_candidates": rejected,
+    }
+
+    if not candidates:
+        sm.advance(State.SUBJECT_NOT_FOUND, "no candidate bound to the query subject: terminate")
+        return EvidenceAnswer(
+            **common,
+            final_state=sm.state,
+            conclusion=_not_found_conclusion(subject, rejected),
+            confidence="low",
+            confidence_reason="the subject gate found no matching, bound subject",
+            sufficient=False,
+            risk_signal="subject_not_found",
+            suggested_next_actions=_not_found_actions(subject),
+            contract=None,
+            record=RunRecord(path=sm.path, steps=steps, tokens=reasoner.tokens),
+        )
+
+    # 3. evidence retrieval, restricted to the candidates' articles
+    sm.advance(State.EVIDENCE_RETRIEVAL, "retrieval restricted to candidate articles")
+    names = [c.name for c in candidates]
+    allowed = [aid for c in candidates for aid in c.article_ids]
+    by_id = {a.id: a for a in pool}
+    attr = stem_terms(subject.attribute)
+    order: list[str] = []
+    rq: list[str] = []
+    if retriever is not None:
+        q = " ".join([*names, subject.attribute or ""]).strip()
+        rq.append(q)
+        order = [
+            h.article_id
+            for h in retriever.search(q, k=max(settings.k, len(allowed)))
+            if h.article_id in allowed
+        ]
+    rest = sorted(
+        (a for a in allowed if a not in order), key=lambda a: (-_article_score(by_id[a], attr, names), a)
+    )
+    chosen = [by_id[a] for a in dict.fromkeys(order + rest)][: settings.max_articles]
+    ev_props = reasoner.propose_evidence(question, subject, names, chosen)
+    steps.append(
+        StepLog(
+            state=State.EVIDENCE_RETRIEVAL,
+            ms=timer.ms(),
+            queries=rq,
+            articles=[a.id for a in chosen],
+            detail={"proposed": len(ev_props)},
+        )
+    )
+
+    # 4. verification of every unit's subject
+    sm.require(State.EVIDENCE_RETRIEVAL, "evidence verification")
+    units, dropped = check_evidence(
+        subject, candidates, ev_props, chosen, min_chars=settings.min_chars, max_units=settings.max_units
+    )
+    claims = claims_from_units(subject, units)
+    sm.advance(State.EVIDENCE_VERIFIED, f"{len(units)} unit(s) verified, {len(dropped)} dropped")
+    steps.append(
+        StepLog(
+            state=State.EVIDENCE_VERIFIED,
+            ms=timer.ms(),
+            detail={"units": len(units), "dropped": len(dropped), "claims": len(claims)},
+        )
+    )
+
+    # 5. conclusion
+    sm.require(State.EVIDENCE_VERIFIED, "conclusion")
+    conflicts = find_conflicts(claims)
+    default = _default_conclusion(subject, candidates, units, claims, conflicts)
+    judged = reasoner.conclude(question, subject, units, default) if units else default
+    refused: list[str] = []
+    if judged is not default:
+        extra, refused = check_claim_proposals(judged.claims, units)
+        keys = {(c.evidence_index, c.normalized) for c in claims}
+        claims += [c for c in extra if (c.evidence_index, c.normalized) not in keys]
+        conflicts = find_conflicts(claims)
+    a = assess(
+        subject,
+        len(candidates),
+        units,
+        conflicts,
+        dropped,
+        answered=judged.answered,
+        min_confidence=settings.min_confidence,
+    )
+    actions = list(dict.fromkeys([*judged.suggested_next_actions, *default.suggested_next_actions]))
+    if a.risk_signal == "subject_mismatch":
+        actions.append("Review the dropped spans: they name a different subject or scope.")
+    conclusion = judged.conclusion
+    if conflicts and judged is not default:
+        conclusion += " [Conflicting claims are listed under conflicts; they are not arbitrated.]"
+    contract = _contract(question, conclusion, units, chosen, limits) if units else None
+    sufficient, confidence, reason = a.sufficient, a.confidence, a.reason
+    if contract is not None and not contract.accepted:
+        sufficient, confidence, reason = False, "low", "the evidence contract rejected the evidence"
+    sm.advance(State.CONCLUDED, f"confidence {confidence}, sufficient {sufficient}")
+    steps.append(
+        StepLog(
+            state=State.CONCLUDED,
+            ms=timer.ms(),
+            detail={
+                "coverage": round(a.coverage, 3),
+                "independence": a.independence,
+                "conflicts": len(conflicts),
+                "refused_claims": len(refused),
+            },
+        )
+    )
+    return EvidenceAnswer(
+        **common,
+        final_state=sm.state,
+        conclusion=conclusion,
+        evidence=units,
+        dropped_evidence=dropped,
+        claims=claims,
+        conflicts=conflicts,
+        confidence=confidence,
+        confidence_reason=reason,
+        sufficient=sufficient,
+        risk_signal=a.risk_signal if sufficient or a.risk_signal != "none" else "insufficient_evidence",
+        suggested_next_actions=actions,
+        contract=contract,
+        record=RunRecord(path=sm.path, steps=steps, tokens=reasoner.tokens),
+    )
+
+
+def contract_output(question: str, conclusion: str, units: Sequence[EvidenceUnit]) -> dict[str, Any]:
+    """The evidence units in the evidence contract's output schema (``skill.contract``)."""
+    return {
+        "case_id": "ask-" + slug(question)[:80],
+        "guidance": conclusion,
+        "snippets": [
+            {
+                "source_article": u.article_id,
+                "source_title": u.title or u.article_id,
+                "text": u.text,
+                "why": u.why or f"about {u.subject}",
+            }
+            for u in units
+        ],
+        "n_snippets": len(units),
+        "articles_consulted": list(dict.fromkeys(u.article_id for u in units)),
+    }
+
+
+def _contract(
+    question: str,
+    conclusion: str,
+    units: Sequence[EvidenceUnit],
+    arts: Sequence[Article],
+    limits: ContractLimits | None,
+) -> ContractCheck:
+    reasons = validate_output(
+        contract_output(question, conclusion, units), {a.id: a.body for a in arts}, limits
+    )
+    return ContractCheck(accepted=not reasons, reasons=reasons)
+
+
+def ask(
+    ws: Any,
+    question: str,
+    *,
+    skill: str = "evidence-qa",
+    harness: Literal["extractive", "llm"] = "extractive",
+    model: Any = None,
+    use_index: bool = True,
+) -> EvidenceAnswer:
+    """Answer ``question`` over workspace ``ws`` with skill ``skill`` (its skill.yaml sets ``k``,
+    ``allowed_sources`` and the contract limits; its SKILL.md is the model's operating manual).
+
+    ``harness="llm"`` needs ``model`` (an id such as ``openai:gpt-4.1`` or a pydantic-ai ``Model``);
+    ``"extractive"`` needs none. With ``use_index`` the search index is used when it exists and is
+    current; a missing index leaves discovery to the exact-name scan (noted in the run record).
+    Raises ``SkillNotFound``, ``UserError`` (llm without a model), ``ModelError``.
+    """
+    from skillrag.corpus import ArticleStore
+    from skillrag.errors import IndexStateError
+    from skillrag.skill.registry import SkillRegistry
+
+    sk = SkillRegistry(ws).get(skill)
+    settings = EvidenceSettings(
+        k=sk.config.k, max_units=sk.config.max_snippets, min_chars=sk.config.min_snippet_chars
+    )
+    reasoner: Reasoner
+    if harness == "llm":
+        if model is None:
+            model = ws.config.models.default
+        if model is None:
+            raise UserError("the llm harness needs a model: pass --model ID (e.g. openai:gpt-4.1)")
+        from skillrag.evidence.llm import LLMReasoner
+        from skillrag.models import model_id, resolve_model
+
+        reasoner = LLMReasoner(
+            resolve_model(model, settings=ws.config.models), model_id=model_id(model), manual=sk.manual
+        )
+    elif harness == "extractive":
+        reasoner = ExtractiveReasoner()
+    else:
+        raise UserError(f"unknown harness {harness!r} (extractive, llm)")
+    retriever = None
+    if use_index:
+        from skillrag.search import open_retriever
+
+        try:
+            retriever = open_retriever(ws, backend=sk.config.backend, mode=sk.config.mode)
+        except IndexStateError:
+            retriever = None
+    store = ArticleStore(ws)
+    if store.count() == 0:
+        raise EmptyInputError(f"the workspace {ws.root} holds no articles: run `skillrag ingest` first")
+    source: ArticleSource | list[Article] = store
+    if sk.config.allowed_sources:
+        allowed = set(sk.config.allowed_sources)
+        source = [a for a in store.list() if a.source_tag in allowed]
+    answer = answer_question(
+        question,
+        articles=source,
+        reasoner=reasoner,
+        retriever=retriever,
+        settings=settings,
+        limits=sk.config.limits(),
+    )
+    if retriever is None and answer.record.steps:
+        answer.record.steps[1].detail["search_index"] = "not used (missing or stale); exact-name scan only"
+    return answer
+
+
+def save_answer(ws: Any, answer: EvidenceAnswer, path: Path | None = None) -> Path:
+    """Write ``answer`` as JSON (atomically) to ``path`` or ``runs/ask/<UTC time>-<slug>.json``."""
+    from skillrag.workspace import atomic_write_text
+
+    if path is None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        path = ws.runs_dir / "ask" / f"{stamp}-{slug(answer.question)[:60]}.json"
+    atomic_write_text(Path(path), answer.model_dump_json(indent=2) + "\n")
+    return Path(path)

@@ -1,0 +1,122 @@
+"""Test doubles for the evidence package: in-memory articles, a keyword search tool, a reasoner
+spy, and scripted structured outputs for the llm reasoner. No network, no index, no model."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from skillrag.corpus.model import Article, content_hash
+from skillrag.corpus.sections import parse_sections
+from skillrag.evidence.model import EvidenceUnit, SubjectClass
+from skillrag.evidence.steps import CandidateProposal, ConclusionProposal, EvidenceProposal, Reasoner
+from skillrag.search import Hit
+
+__all__ = ["KeywordSearch", "SpyReasoner", "make_articles", "scripted_llm_steps"]
+
+
+def make_articles(items: Iterable[tuple[str, str, str]] | Mapping[str, tuple[str, str]]) -> list[Article]:
+    """Articles from ``(id, title, markdown body)`` triples (or ``{id: (title, body)}``), with
+    sections parsed exactly as ingest does."""
+    triples = [(k, *v) for k, v in items.items()] if isinstance(items, Mapping) else list(items)
+    return [
+        Article(
+            id=i,
+            title=t,
+            body=b,
+            content_hash=content_hash(b),
+            source_path=f"{i}.md",
+            sections=parse_sections(b),
+        )
+        for i, t, b in triples
+    ]
+
+
+class KeywordSearch:
+    """A deterministic search tool: ranks articles by how many distinct query words they hold.
+    ``.queries`` records every query asked."""
+
+    def __init__(self, articles: Sequence[Article]) -> None:
+        self.articles = list(articles)
+        self.queries: list[str] = []
+
+    def search(self, query: str, k: int = 10, filters: Any = None) -> list[Hit]:
+        self.queries.append(query)
+        words = set(re.findall(r"[a-z0-9]+", query.lower()))
+        scored = []
+        for a in self.articles:
+            have = set(re.findall(r"[a-z0-9]+", (a.title + " " + a.body).lower()))
+            s = len(words & have)
+            if s:
+                scored.append((-s, a.id, a))
+        scored.sort()
+        return [
+            Hit(article_id=a.id, score=float(-s), title=a.title, preview=a.body[:80])
+            for s, _, a in scored[:k]
+        ]
+
+
+class SpyReasoner:
+    """Wraps a reasoner and records the name of every step it is asked to run (``.calls``)."""
+
+    def __init__(self, inner: Reasoner) -> None:
+        self.inner = inner
+        self.calls: list[str] = []
+        self.name = inner.name
+        self.model_id = inner.model_id
+
+    @property
+    def tokens(self) -> int:
+        return self.inner.tokens
+
+    def identify_subject(self, question: str) -> SubjectClass:
+        self.calls.append("identify_subject")
+        return self.inner.identify_subject(question)
+
+    def propose_candidates(
+        self, question: str, subject: SubjectClass, pool: Sequence[Article]
+    ) -> list[CandidateProposal]:
+        self.calls.append("propose_candidates")
+        return self.inner.propose_candidates(question, subject, pool)
+
+    def propose_evidence(
+        self,
+        question: str,
+        subject: SubjectClass,
+        candidate_names: Sequence[str],
+        articles: Sequence[Article],
+    ) -> list[EvidenceProposal]:
+        self.calls.append("propose_evidence")
+        return self.inner.propose_evidence(question, subject, candidate_names, articles)
+
+    def conclude(
+        self,
+        question: str,
+        subject: SubjectClass,
+        evidence: Sequence[EvidenceUnit],
+        default: ConclusionProposal,
+    ) -> ConclusionProposal:
+        self.calls.append("conclude")
+        return self.inner.conclude(question, subject, evidence, default)
+
+
+def scripted_llm_steps(
+    subject: Mapping[str, Any],
+    candidates: Sequence[Mapping[str, Any]] | None = None,
+    evidence: Sequence[Mapping[str, Any]] | None = None,
+    conclusion: Mapping[str, Any] | None = None,
+) -> list[Any]:
+    """Model responses, in request order, for one run of ``LLMReasoner``: each is a call of the
+    structured-output tool. Pass the result to ``skillrag.models.testing.ScriptedModel``. Steps
+    left as ``None`` are not scripted (a not-found run stops after ``candidates``)."""
+    from skillrag.models.testing import call
+
+    steps: list[Any] = [call("final_result", **dict(subject))]
+    if candidates is not None:
+        steps.append(call("final_result", candidates=[dict(c) for c in candidates]))
+    if evidence is not None:
+        steps.append(call("final_result", evidence=[dict(e) for e in evidence]))
+    if conclusion is not None:
+        steps.append(call("final_result", **dict(conclusion)))
+    return steps

@@ -1,0 +1,258 @@
+"""States EVIDENCE_RETRIEVAL → EVIDENCE_VERIFIED: turn proposed spans into evidence units that code
+has checked, and find the claims and conflicts they carry.
+
+A proposed span becomes an ``EvidenceUnit`` only if (in this order, first failure wins):
+
+1. it cites an article of an accepted candidate (retrieval is restricted to candidates);
+2. it is verbatim in that article's body (``skill.contract.locate``; offsets are into the raw body);
+3. it is at least ``min_chars`` long (the evidence contract's shortest snippet);
+4. the subject the proposer names for it is one of the candidates (no subject drift);
+5. its subject is established: the article's title names the candidate (the article is about
+   it), or the span itself names it — a span from an article about many products that does not
+   name the candidate cannot be attributed to it;
+6. the span itself names no *other* subject of the same kind (``Silver Rewards Card`` in a span
+   used for ``Gold Rewards Card``, or a look-alike such as ``Business Gold Rewards Card``);
+7. it does not name a year when the question asks about a different one (time scope).
+
+Everything else is kept in ``dropped_evidence`` with its reason.
+
+Claims: each unit's money amounts, percentages and durations, attached to an attribute — the
+label before a colon (``Late payment fee: $32.50``) or, for a sentence that (with its section
+heading) holds every word of the question's attribute, that attribute. Claims of the question's attribute are grouped under it.
+A conflict is one (subject, attribute, kind of value) with more than one distinct value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from skillrag.corpus.model import Article
+from skillrag.evidence.model import Candidate, Claim, Conflict, DroppedEvidence, EvidenceUnit, SubjectClass
+from skillrag.evidence.steps import ClaimProposal, EvidenceProposal
+from skillrag.evidence.text import (
+    FUNCTION_WORDS,
+    find_mentions,
+    find_values,
+    innermost_section,
+    named_subjects,
+    norm_name,
+    stem_terms,
+)
+from skillrag.skill.contract import locate, normalize
+
+__all__ = ["check_claim_proposals", "check_evidence", "claims_from_units", "find_conflicts"]
+
+_YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
+
+
+def _other_subjects(text: str, subject: SubjectClass, names: Sequence[str]) -> list[str]:
+    bare = re.sub(r"\([^()]*\)", "", subject.name)
+    words = bare.split()
+    if not words:
+        return []
+    head = words[-1]
+    if head[:1].islower():
+        return []
+    ok = {norm_name(re.sub(r"\([^()]*\)", "", n)) for n in names} | {norm_name(bare)}
+    parent = norm_name(subject.parent_entity) if subject.parent_entity else None
+    others = []
+    for found in named_subjects(text, head):
+        key = norm_name(found)
+        if parent and key.startswith(parent + " "):
+            key = key[len(parent) + 1 :]
+        if key in ok or len(key.split()) < 2 or all(w in FUNCTION_WORDS for w in key.split()[:-1]):
+            continue
+        others.append(found)
+    return others
+
+
+def _about(art: Article, text: str, names: Sequence[str], parent: str | None) -> bool:
+    """True when the span's subject is established: the article's title names one of ``names``
+    (the article is about it) or the span itself does."""
+    for n in names:
+        if any(not m.extended_by for m in find_mentions(n, art.title, allowed_prefix=parent)):
+            return True
+        if any(not m.extended_by for m in find_mentions(n, text, allowed_prefix=parent)):
+            return True
+    return False
+
+
+def check_evidence(
+    subject: SubjectClass,
+    candidates: Sequence[Candidate],
+    proposals: Sequence[EvidenceProposal],
+    articles: Sequence[Article],
+    *,
+    min_chars: int = 15,
+    max_units: int = 15,
+) -> tuple[list[EvidenceUnit], list[DroppedEvidence]]:
+    """Verify ``proposals`` (module doc); returns ``(units, dropped)``, at most ``max_units`` units,
+    duplicates (same article, same normalised text) merged."""
+    by_id = {a.id: a for a in articles}
+    allowed = {aid for c in candidates for aid in c.article_ids}
+    names = [c.name for c in candidates]
+    name_keys = {norm_name(n): n for n in names}
+    units: list[EvidenceUnit] = []
+    dropped: list[DroppedEvidence] = []
+    seen: set[tuple[str, str]] = set()
+
+    def drop(p: EvidenceProposal, reason: str) -> None:
+        dropped.append(DroppedEvidence(article_id=p.article_id, text=p.text, reason=reason))
+
+    for p in proposals:
+        art = by_id.get(p.article_id)
+        if p.article_id not in allowed or art is None:
+            drop(p, "cites an article outside the candidate subjects' articles")
+            continue
+        where = locate(p.text, art.body)
+        if where is None:
+            drop(p, "not a verbatim substring of the article body")
+            continue
+        start, end = where
+        text = art.body[start:end]
+        if len(normalize(text)) < min_chars:
+            drop(p, f"shorter than the evidence contract's {min_chars} characters")
+            continue
+        subj_key = norm_name(p.subject)
+        if subj_key not in name_keys and not (len(names) == 1 and subj_key in {norm_name(subject.name)}):
+            drop(p, f"subject drift: the span is about {p.subject!r}, the question about {subject.name!r}")
+            continue
+        label = name_keys.get(subj_key, names[0])
+        if not _about(art, text, names, subject.parent_entity):
+            drop(
+                p,
+                f"subject not established: the span does not name {label!r} and the article's "
+                "title is not about it",
+            )
+            continue
+        look = [
+            m.full_name
+            for n in names
+            for m in find_mentions(n, text, allowed_prefix=subject.parent_entity)
+            if m.extended_by
+        ]
+        others = look + _other_subjects(text, subject, names)
+        if others:
+            drop(p, f"subject mismatch: the span names {others[0]!r}, not {label!r}")
+            continue
+        if subject.scope.time:
+            years = set(_YEAR.findall(text))
+            if years and subject.scope.time not in years:
+                drop(
+                    p,
+                    f"scope mismatch: the span is about {', '.join(sorted(years))}, "
+                    f"the question about {subject.scope.time}",
+                )
+                continue
+        key = (art.id, normalize(text))
+        if key in seen:
+            continue
+        seen.add(key)
+        if len(units) >= max_units:
+            drop(p, f"over the limit of {max_units} evidence units")
+            continue
+        sec = innermost_section(art.sections, start)
+        units.append(
+            EvidenceUnit(
+                article_id=art.id,
+                title=art.title,
+                section=sec.heading if sec else None,
+                start=start,
+                end=end,
+                text=text,
+                subject=label,
+                why=p.why,
+            )
+        )
+    return units, dropped
+
+
+_LABEL = re.compile(r"^\s*(?:\*\*)?([^:\n]{2,80}?)(?:\*\*)?\s*:\s")
+
+
+def _matches_attribute(words: set[str], attr: set[str]) -> bool:
+    return bool(attr) and attr <= words
+
+
+def claims_from_units(subject: SubjectClass, units: Sequence[EvidenceUnit]) -> list[Claim]:
+    """Deterministic claims of ``units`` (module doc). Several values of one kind in one span
+    (a range, a list) form one claim whose value joins them."""
+    attr = stem_terms(subject.attribute)
+    out: list[Claim] = []
+    for i, u in enumerate(units):
+        lab = _LABEL.match(u.text)
+        heading = stem_terms(u.section)
+        if lab:
+            label = lab.group(1).strip().lower()
+            body = u.text[lab.end() :]
+            if _matches_attribute(stem_terms(label) | heading, attr):
+                label = subject.attribute or label
+        elif _matches_attribute(stem_terms(u.text) | heading, attr):
+            label, body = subject.attribute or "", u.text
+        else:
+            continue
+        values = find_values(body)
+        by_kind: dict[str, list] = {}
+        for v in values:
+            by_kind.setdefault(v.kind, []).append(v)
+        for vs in by_kind.values():
+            norm = "|".join(dict.fromkeys(v.normalized for v in vs))
+            out.append(
+                Claim(
+                    subject=u.subject,
+                    attribute=label,
+                    value=" – ".join(v.text for v in vs),
+                    normalized=norm,
+                    evidence_index=i,
+                    article_id=u.article_id,
+                )
+            )
+    return out
+
+
+def check_claim_proposals(
+    proposals: Sequence[ClaimProposal], units: Sequence[EvidenceUnit]
+) -> tuple[list[Claim], list[str]]:
+    """Claims a model stated, kept only when the value occurs in the cited unit; returns
+    ``(claims, reasons for the refused ones)``."""
+    claims: list[Claim] = []
+    refused: list[str] = []
+    for p in proposals:
+        if p.evidence_index >= len(units):
+            refused.append(f"claim cites evidence[{p.evidence_index}], which does not exist")
+            continue
+        u = units[p.evidence_index]
+        if not p.value.strip() or locate(p.value, u.text) is None:
+            refused.append(f"claim value {p.value!r} is not in evidence[{p.evidence_index}]")
+            continue
+        vals = find_values(p.value)
+        norm = "|".join(dict.fromkeys(v.normalized for v in vals)) or "text:" + normalize(p.value).lower()
+        claims.append(
+            Claim(
+                subject=u.subject,
+                attribute=p.attribute.strip().lower(),
+                value=p.value,
+                normalized=norm,
+                evidence_index=p.evidence_index,
+                article_id=u.article_id,
+            )
+        )
+    return claims, refused
+
+
+def _kind(c: Claim) -> str:
+    return c.normalized.split(":", 1)[0]
+
+
+def find_conflicts(claims: Sequence[Claim]) -> list[Conflict]:
+    """Groups of claims on the same (subject, attribute, kind of value) whose values differ."""
+    groups: dict[tuple[str, str, str], list[Claim]] = {}
+    for c in claims:
+        key = (norm_name(c.subject), " ".join(sorted(stem_terms(c.attribute))) or c.attribute, _kind(c))
+        groups.setdefault(key, []).append(c)
+    out = []
+    for group in groups.values():
+        if len({c.normalized for c in group}) > 1:
+            out.append(Conflict(subject=group[0].subject, attribute=group[0].attribute, claims=list(group)))
+    return out
