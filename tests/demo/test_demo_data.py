@@ -294,3 +294,20 @@ def test_demo_data_shares_no_8_word_run_with_the_tau2_corpus(tau2_dir):
         theirs |= _shingles(json.loads(p.read_text(encoding="utf-8"))["content"])
     shared = ours & theirs
     assert not shared, sorted(" ".join(s) for s in shared)[:5]
+
+
+def test_cases_load_through_the_skill_case_file():
+    """The case file is the one `skillrag.skill.CaseFile` reads: agent view without ground truth."""
+    from skillrag.skill import CaseFile
+
+    cf = CaseFile(demo_data.CASES)
+    rows = {c["case_id"]: c for c in _read_jsonl(demo_data.CASES)}
+    assert sorted(cf.ids()) == sorted(rows)
+    for cid, row in rows.items():
+        case = cf.load(cid)
+        assert "ground_truth" not in case.model_dump()
+        assert case.n_messages == len(row["case_messages"]) and case.n_notes == len(row["case_notes"])
+        gt = cf.ground_truth(cid)
+        assert gt.required_documents == row["ground_truth"]["required_documents"]
+        assert gt.expected_tools == row["ground_truth"]["expected_tools"]
+        assert gt.expected_actions == row["ground_truth"]["expected_actions"]
