@@ -1,7 +1,188 @@
-"""CLI commands for this stage (filled in by its issue)."""
+"""`skillrag wiki build | audit | pages | show`: the navigation layer."""
+
+from __future__ import annotations
+
+from typing import Annotated
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from skillrag.cli._common import JsonOpt, WorkspaceOpt, console, err_console, open_workspace, print_json, write_raw
+from skillrag.errors import UserError
+from skillrag.wiki import VARIANTS, Layer, audit_links, audit_structure, build_wiki, estimate_build, fix_links
+from skillrag.wiki.page import render_page
+
+wiki_app = typer.Typer(help="The navigation layer: build, audit and read the wiki pages.", no_args_is_help=True)
+
+BuilderOpt = Annotated[str | None, typer.Option("--builder", help="extractive (no model) or llm.")]
+VariantOpt = Annotated[str | None, typer.Option("--variant", help=f"Layer variant: {', '.join(VARIANTS)}.")]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="Model id, e.g. openai:gpt-4.1 (llm builder / judge).")]
+
+
+def _progress(label: str):
+    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                    TimeElapsedColumn(), console=err_console, transient=True)
+
+
+@wiki_app.command("build")
+def build_cmd(
+    workspace: WorkspaceOpt = None,
+    builder: BuilderOpt = None,
+    model: ModelOpt = None,
+    variant: VariantOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Estimate the llm build's tokens; call no model.")] = False,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", min=1, max=32,
+                                                    help="Model calls in flight at once.")] = None,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Discard the layer (and llm journal) first.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Build the layer, or update it after a re-ingest (only pages touched by changed articles)."""
+    ws = open_workspace(workspace)
+    if builder is None and model is not None:
+        builder = "llm"
+    if dry_run:
+        if (builder or ws.config.wiki.builder) != "llm":
+            raise UserError("--dry-run estimates an llm build: add --builder llm")
+        est = estimate_build(ws, variant=variant, model=model)
+        if json_out:
+            print_json(est)
+        else:
+            console.print(f"{est['articles']} articles to build ({est['skipped']} already done): about "
+                          f"{est['input_tokens']:,} input + {est['output_tokens']:,} output tokens in "
+                          f"{est['requests']} requests (estimate: 4 characters per token)")
+        return
+    with _progress("wiki build") as prog:
+        task = prog.add_task("", total=None)
+
+        def on_progress(done: int, total: int, tin: int, tout: int) -> None:
+            prog.update(task, completed=done, total=total, description=f"{tin:,} in / {tout:,} out tokens")
+
+        report = build_wiki(ws, builder=builder, variant=variant, model=model, rebuild=rebuild,
+                            concurrency=concurrency, progress=on_progress)
+    if json_out:
+        print_json(report.to_dict())
+        return
+    d = report.diff
+    if report.up_to_date:
+        console.print(f"layer up to date: {report.pages} pages over {report.articles} articles "
+                      f"({report.builder}, {report.variant})")
+        return
+    console.print(f"{report.builder} build ({report.variant}) in {report.seconds:.1f} s: {report.pages} pages over "
+                  f"{report.articles} articles")
+    console.print(f"articles: {len(d.new)} new, {len(d.changed)} changed, {len(d.removed)} removed, "
+                  f"{len(d.unreferenced)} re-placed")
+    console.print(f"pages: {len(report.created)} created, {len(report.updated)} updated, "
+                  f"{len(report.deleted)} deleted")
+    for label, ids in (("created", report.created), ("updated", report.updated), ("deleted", report.deleted)):
+        if ids and len(ids) <= 20:
+            console.print(f"  {label}: {', '.join(ids)}", markup=False, highlight=False)
+    if report.builder == "llm":
+        console.print(f"tokens: {report.input_tokens:,} in, {report.output_tokens:,} out, {report.requests} requests")
+    for aid, reasons in report.failed.items():
+        err_console.print(f"failed: {aid}: {'; '.join(reasons)}", markup=False, highlight=False)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+@wiki_app.command("audit")
+def audit_cmd(
+    workspace: WorkspaceOpt = None,
+    links: Annotated[bool, typer.Option("--links", help="Also judge every page->article link with a model.")] = False,
+    model: ModelOpt = None,
+    fix: Annotated[bool, typer.Option("--fix", help="Remove the links the judge flagged.")] = False,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=32, help="Judge calls at once.")] = 1,
+    json_out: JsonOpt = False,
+) -> None:
+    """Structural audit of the layer (coverage, dangling ids, index); `--links` adds the semantic audit."""
+    ws = open_workspace(workspace)
+    if fix and not links:
+        raise UserError("--fix needs --links (it removes the links the judge flags)")
+    st = audit_structure(ws)
+    sem = None
+    fixed = None
+    if links:
+        spec = model or ws.config.models.judge or ws.config.models.default
+        if spec is None:
+            raise UserError("--links needs a judge model: pass --model ID or set models.judge")
+        with _progress("judging links") as prog:
+            task = prog.add_task("", total=None)
+            sem = audit_links(ws, spec, concurrency=concurrency,
+                              progress=lambda d, t: prog.update(task, completed=d, total=t))
+        if fix and sem.flagged:
+            fixed = fix_links(ws, sem.flagged)
+    if json_out:
+        out = {"structure": st.to_dict()}
+        if sem is not None:
+            out["links"] = sem.to_dict()
+        if fixed is not None:
+            out["fix"] = fixed.to_dict()
+        print_json(out)
+    else:
+        console.print(f"structural audit: {'PASS' if st.ok else 'FAIL'}")
+        table = Table("check", "result")
+        table.add_row("pages", str(st.pages))
+        table.add_row("articles referenced", f"{st.referenced}/{st.articles} ({st.coverage:.1%})")
+        table.add_row("page->article links", str(st.links))
+        for label, items in (("unreferenced articles", st.unreferenced), ("dangling ids", st.dangling),
+                             ("pages without sources", st.no_sources), ("pages missing from index", st.not_in_index),
+                             ("index lines without a page", st.index_orphans), ("malformed pages", st.malformed),
+                             ("stale links (article changed)", st.stale)):
+            table.add_row(label, str(len(items)))
+        console.print(table)
+        for label, items in (("unreferenced", st.unreferenced), ("dangling", st.dangling),
+                             ("no sources", st.no_sources), ("not in index", st.not_in_index),
+                             ("index orphan", st.index_orphans), ("malformed", st.malformed)):
+            for it in items[:20]:
+                console.print(f"  {label}: {it if isinstance(it, str) else ' -> '.join(it)}",
+                              markup=False, highlight=False)
+        if sem is not None:
+            console.print(f"semantic audit ({sem.model}): {len(sem.judgements) - len(sem.flagged)}/"
+                          f"{len(sem.judgements)} links supported ({sem.pass_rate:.1%}); {sem.cached} from cache; "
+                          f"{sem.input_tokens:,} in / {sem.output_tokens:,} out tokens")
+            for j in sem.flagged[:50]:
+                console.print(f"  flagged: {j.page_id} -> {j.article_id} [{j.link_type}]: {j.reason}",
+                              markup=False, highlight=False)
+        if fixed is not None:
+            console.print(f"fixed: {fixed.links_removed} links removed, {len(fixed.pages_updated)} pages updated, "
+                          f"{len(fixed.pages_deleted)} deleted; {len(fixed.uncited)} articles now uncited "
+                          "(`skillrag wiki build` re-places them)")
+    if not st.ok:
+        raise typer.Exit(1)
+
+
+@wiki_app.command("pages")
+def pages_cmd(workspace: WorkspaceOpt = None, json_out: JsonOpt = False) -> None:
+    """List the pages of the layer."""
+    ws = open_workspace(workspace)
+    pages = Layer(ws).pages()
+    if json_out:
+        print_json([{"id": p.id, "title": p.title, "sources": p.source_ids(), "links": len(p.links()),
+                     "steps": len(p.steps), "variant": p.variant, "builder": p.builder} for p in pages])
+        return
+    table = Table("id", "title", "sources", "steps")
+    for p in pages:
+        table.add_row(p.id, p.title, str(len(p.sources)), str(len(p.steps)))
+    console.print(table)
+    console.print(f"{len(pages)} pages")
+
+
+@wiki_app.command("show")
+def show_cmd(
+    page_id: Annotated[str, typer.Argument(metavar="PAGE_ID", help="Page id (see `skillrag wiki pages`).")],
+    workspace: WorkspaceOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Print one page (its Markdown file, or JSON)."""
+    ws = open_workspace(workspace)
+    page = Layer(ws).read(page_id)
+    if json_out:
+        data = page.model_dump(mode="json")
+        data["article_ids"] = page.article_ids()
+        print_json(data)
+    else:
+        write_raw(render_page(page))
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.add_typer(wiki_app, name="wiki")

@@ -187,7 +187,8 @@ class Page(BaseModel):
     @field_validator("title", "intent")
     @classmethod
     def _line(cls, v: str) -> str:
-        return _one_line(LINK_RE.sub("", v))
+        # a leading '#' would turn the rendered intent paragraph into a heading
+        return _one_line(LINK_RE.sub("", v)).lstrip("#").strip()
 
     @field_validator("solves", "does_not_solve")
     @classmethod

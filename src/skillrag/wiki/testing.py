@@ -1,0 +1,157 @@
+"""Test doubles for the wiki package: scripted page-writing and judging models (no network).
+
+``ScriptedPageModel`` plays the builder's model deterministically from the prompt it receives:
+it updates the first candidate page whose sources share the article's group (``group_key``), else
+creates a page titled after the group; faults can be planted per article. ``OverlapJudge`` plays the
+link judge: a link passes when the claims share enough content words with the article body.
+``synthetic_corpus`` writes a corpus of any size for scale tests.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from skillrag.wiki.extractive import _humanize_key, group_key
+from skillrag.wiki.layer import Layer
+from skillrag.workspace import Workspace
+
+__all__ = ["ScriptedPageModel", "OverlapJudge", "Interrupt", "last_prompt", "synthetic_corpus"]
+
+_ARTICLE = re.compile(r"^Article to place:\nid: (\S+)\ntitle: (.*)$", re.MULTILINE)
+_CANDIDATE = re.compile(r"^<page id=([a-z0-9-]+)>$", re.MULTILINE)
+
+
+class Interrupt(Exception):
+    """Raised by a scripted model to simulate a build killed in the middle."""
+
+
+def last_prompt(messages: list[ModelMessage]) -> str:
+    """The text of the last user prompt in ``messages``."""
+    for msg in reversed(messages):
+        for part in getattr(msg, "parts", []):
+            if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+                return part.content
+    return ""
+
+
+def _call(info: AgentInfo, args: dict[str, Any]) -> ModelResponse:
+    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+
+
+class ScriptedPageModel:
+    """A deterministic stand-in for the builder's model.
+
+    ``invalid_first``: article ids whose first answer is invalid (``"unknown"`` cites a missing id,
+    ``"uncited"`` omits the article, ``"bad-update"`` updates a page that was not a candidate).
+    ``always_invalid``: article ids that never get a valid answer. ``interrupt_at``: raise
+    :class:`Interrupt` on this call number (1-based), simulating a kill. ``.prompts`` keeps every prompt.
+    """
+
+    def __init__(
+        self,
+        ws: Workspace,
+        *,
+        invalid_first: dict[str, str] | None = None,
+        always_invalid: Iterable[str] = (),
+        interrupt_at: int | None = None,
+        merge: bool = True,
+    ) -> None:
+        self.ws = ws
+        self.invalid_first = dict(invalid_first or {})
+        self.always_invalid = set(always_invalid)
+        self.interrupt_at = interrupt_at
+        self.merge = merge
+        self.prompts: list[str] = []
+        self.seen: dict[str, int] = {}
+        self.model = FunctionModel(self._play, model_name="scripted-pages")
+
+    def _play(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        prompt = last_prompt(messages)
+        self.prompts.append(prompt)
+        if self.interrupt_at is not None and len(self.prompts) == self.interrupt_at:
+            raise Interrupt(f"simulated kill at call {len(self.prompts)}")
+        m = _ARTICLE.search(prompt)
+        assert m, "not a build prompt"
+        aid, title = m.group(1), m.group(2).strip()
+        n = self.seen[aid] = self.seen.get(aid, 0) + 1
+        candidates = _CANDIDATE.findall(prompt.split("Article to place:")[0])
+        fault = "unknown" if aid in self.always_invalid else (self.invalid_first.get(aid) if n == 1 else None)
+        layer = Layer(self.ws)
+        target = None
+        if self.merge:
+            for pid in candidates:
+                page = layer.read(pid)
+                if any(group_key(s) == group_key(aid) for s in page.source_ids()) or aid in page.article_ids():
+                    target = page
+                    break
+        step = {"text": f"Handle {title} as the article describes.", "links": [{"type": "procedure", "article_id": aid}]}
+        if target is not None:
+            steps = [{"text": s.text, "links": [{"type": ln.type.value, "article_id": ln.article_id} for ln in s.links]}
+                     for s in target.steps if not any(ln.article_id == aid for ln in s.links)]
+            args = {
+                "action": "update", "page_id": target.id, "title": target.title,
+                "intent": target.intent, "solves": [*target.solves, title] if title not in target.solves
+                else list(target.solves), "does_not_solve": list(target.does_not_solve),
+                "steps": [*steps, step], "sources": [*target.source_ids(), aid],
+            }
+        else:
+            args = {
+                "action": "create", "page_id": None, "title": _humanize_key(group_key(aid)) if self.merge else title,
+                "intent": f"Resolve requests about {title.lower()}.", "solves": [title],
+                "does_not_solve": [], "steps": [step], "sources": [aid],
+            }
+        if fault == "unknown":
+            args["steps"] = [*args["steps"], {"text": "See the other article.",
+                                               "links": [{"type": "policy", "article_id": "doc_not_in_corpus_999"}]}]
+        elif fault == "uncited":
+            args["steps"] = [{"text": "A step citing nothing relevant.", "links": []}]
+            args["sources"] = [s for s in args["sources"] if s != aid]
+        elif fault == "bad-update":
+            args["action"], args["page_id"] = "update", "no-such-page"
+        return _call(info, args)
+
+
+class OverlapJudge:
+    """A deterministic link judge: supported when at least ``min_overlap`` of the claims' content words
+    (4+ letters) occur in the article body. ``.calls`` counts judgements."""
+
+    def __init__(self, min_overlap: float = 0.5) -> None:
+        self.min_overlap = min_overlap
+        self.calls = 0
+        self.model = FunctionModel(self._play, model_name="overlap-judge")
+
+    def _play(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.calls += 1
+        prompt = last_prompt(messages)
+        claims = prompt.split("Claims the page attributes to", 1)[1].split("\n\nArticle ", 1)[0]
+        body = prompt.rsplit("---", 2)[-2].lower()
+        words = {w for w in re.findall(r"[a-z]{4,}", claims.lower().split(":", 1)[-1])}
+        hit = sum(1 for w in words if w in body) / max(1, len(words))
+        ok = hit >= self.min_overlap
+        reason = f"{hit:.0%} of the claim words occur in the article" + ("" if ok else ": unsupported")
+        return _call(info, {"supported": ok, "reason": reason})
+
+
+def synthetic_corpus(folder: Path, n: int, *, per_group: int = 5, words: int = 120) -> Path:
+    """Write ``n`` JSON articles (``{"id","title","content"}``) in groups of ``per_group`` to ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = [f"term{i}" for i in range(997)]
+    for i in range(n):
+        g = i // per_group
+        body_words = " ".join(vocab[(g * 7 + j * 13 + i) % len(vocab)] for j in range(words))
+        content = (f"## Overview\n\nThis article explains product {g} task {i % per_group} for customers.\n\n"
+                   f"## Procedure\n\n1. Verify the customer.\n2. Apply rule {i}. {body_words}\n\n"
+                   f"## Fees\n\nThe fee for product {g} is ${g % 50}.00 per month.\n")
+        (folder / f"doc_prod{g:04d}_{i % per_group + 1:03d}.json").write_text(
+            json.dumps({"id": f"doc_prod{g:04d}_{i % per_group + 1:03d}", "title": f"Product {g} task {i % per_group}",
+                        "content": content}),
+            encoding="utf-8",
+        )
+    return folder

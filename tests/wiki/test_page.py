@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillrag.errors import InvalidIdError, WorkspaceError
+from skillrag.wiki.page import Link, LinkType, Page, SourceRef, Step, check_page_id, parse_page, render_page, slugify
+
+
+def sample_page() -> Page:
+    return Page(
+        id="gold-card",
+        title="Gold Card",
+        intent="Helps a member understand and waive the Gold Card annual fee.",
+        solves=("A member asks why they were charged an annual fee",),
+        does_not_solve=("Disputes about merchant charges (see disputing a charge)",),
+        steps=(
+            Step(text="Check the balance against the waiver threshold.",
+                 links=(Link(type=LinkType.eligibility, article_id="doc_cards_gold_001"),)),
+            Step(text="Explain when the fee is billed.",
+                 links=(Link(type=LinkType.fee, article_id="doc_cards_gold_001"),
+                        Link(type=LinkType.policy, article_id="doc_cards_gold_003"))),
+        ),
+        sources=(SourceRef(id="doc_cards_gold_001", title="Gold Card: Annual Fee"),
+                 SourceRef(id="doc_cards_gold_003", title="Gold Card — Rewards")),
+        variant="full",
+        builder="llm",
+        model="function:scripted",
+        built_from={"doc_cards_gold_001": "ab" * 32, "doc_cards_gold_003": "cd" * 32},
+    )
+
+
+def test_render_then_parse_round_trips_and_reads_as_markdown():
+    page = sample_page()
+    text = render_page(page)
+    assert "## Does not solve" in text and "[eligibility: doc_cards_gold_001]" in text
+    assert "- doc_cards_gold_003 — Gold Card — Rewards" in text
+    assert parse_page(text) == page
+    assert render_page(parse_page(text)) == text
+
+
+def test_interface_search_text_and_article_ids_in_page_order():
+    page = sample_page().model_copy(update={"pooled_links": (Link(type="tool", article_id="doc_x_009"),)})
+    text = page.search_text()
+    for part in ("Gold Card", "waive the Gold Card annual fee", "merchant charges", "waiver threshold"):
+        assert part in text
+    assert "doc_cards_gold_001" not in text  # links are not search text
+    assert page.article_ids() == ["doc_cards_gold_001", "doc_cards_gold_003", "doc_x_009"]
+
+
+_text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zl", "Zp")),
+                min_size=1, max_size=40).filter(lambda s: s.strip() and s.strip() != "_(none)_")
+_aid = st.from_regex(r"\A[a-z][a-z0-9_]{0,12}\Z")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    title=_text, intent=st.text(max_size=60), solves=st.lists(_text, max_size=3),
+    steps=st.lists(st.tuples(_text, st.lists(st.tuples(st.sampled_from(list(LinkType)), _aid), max_size=3)),
+                   max_size=4),
+    sources=st.lists(st.tuples(_aid, st.text(max_size=20)), max_size=3),
+)
+def test_round_trip_property(title, intent, solves, steps, sources):
+    try:
+        page = Page(
+            id="p-1", title=title, intent=intent, solves=tuple(solves),
+            steps=tuple(Step(text=t, links=tuple(Link(type=k, article_id=a) for k, a in ls)) for t, ls in steps),
+            sources=tuple(SourceRef(id=a, title=t) for a, t in sources),
+        )
+    except ValueError:
+        return  # e.g. a title made only of link syntax; the model refuses it, which is fine
+    assert parse_page(render_page(page)) == page
+
+
+@pytest.mark.parametrize(
+    "text, msg",
+    [
+        ("no front matter at all\n## Intent\n\nx\n", "id"),
+        ("---\nid: [unclosed\n---\n", "bad front matter"),
+        ("---\nid: ok\ntitle: T\n---\n## Weird\n\n- x\n", "unknown section"),
+        ("---\nid: ok\ntitle: T\n---\n## Procedure\n\nnot a list\n", "expected a list item"),
+        ("---\nid: Bad_Id\ntitle: T\n---\n", "not a valid page id"),
+        ("---\nid: ok\ntitle: T\n---\n## Sources\n\n- ../etc/passwd\n", "source"),
+    ],
+)
+def test_malformed_pages_give_one_clear_error(text, msg):
+    with pytest.raises(WorkspaceError, match=msg):
+        parse_page(text, where="wiki/pages/x.md")
+
+
+def test_page_ids_and_slugs():
+    assert slugify("Gold Card: Annual Fee (2)") == "gold-card-annual-fee-2"
+    assert slugify("???") == "page"
+    assert check_page_id("a-b-1") == "a-b-1"
+    for bad in ("A", "a--b", "-a", "a/b", "../x", ""):
+        with pytest.raises(InvalidIdError):
+            check_page_id(bad)
