@@ -35,6 +35,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillrag.errors import BudgetExceeded, ControlFlowError, SkillragError, UserError
+from skillrag.models import model_errors
 from skillrag.service._prompts import load_prompt
 from skillrag.service._text import best_passages, key_terms, stems
 from skillrag.service.knowledge import Knowledge, verify_snippet
@@ -298,8 +299,9 @@ class ChatEngine:
         lines = "\n".join(f"user: {t.question}\nassistant: {t.answer[:500]}" for t in history)
         prompt = load_prompt("condense").format(history=lines, question=q)
         agent = Agent(turn.prepared.model, output_type=str)
-        res = await agent.run(prompt, usage_limits=UsageLimits(total_tokens_limit=self.settings.max_tokens))
-        turn.tokens += res.usage().total_tokens or 0
+        with model_errors(_model_name(turn.prepared.model)):
+            res = await agent.run(prompt, usage_limits=UsageLimits(total_tokens_limit=self.settings.max_tokens))
+        turn.tokens += res.usage.total_tokens or 0
         text = " ".join(str(res.output).split())
         return text or q
 
@@ -468,9 +470,10 @@ class ChatEngine:
         tools: list[Any] = [search_articles, read_article] + ([web_search] if web_ok else [])
         agent = Agent(turn.prepared.model, instructions=instructions, output_type=ModelAnswer, tools=tools)
         left = max(1, s.max_tokens - turn.tokens)
-        res = await agent.run(turn.condensed, usage_limits=UsageLimits(
-            total_tokens_limit=left, tool_calls_limit=s.max_tool_calls, request_limit=s.max_tool_calls + 3))
-        turn.tokens += res.usage().total_tokens or 0
+        with model_errors(_model_name(turn.prepared.model)):
+            res = await agent.run(turn.condensed, usage_limits=UsageLimits(
+                total_tokens_limit=left, tool_calls_limit=s.max_tool_calls, request_limit=s.max_tool_calls + 3))
+        turn.tokens += res.usage.total_tokens or 0
         out: ModelAnswer = res.output
         await self._say(turn, out.answer)
         for quote in out.quotes:
@@ -485,6 +488,10 @@ class ChatEngine:
                                       "reason": "unknown source"})
                 continue
             self._cite(turn, "article", art.id, art.title, art.body, quote.snippet)
+
+
+def _model_name(model: Any) -> str:
+    return str(getattr(model, "model_name", None) or model)
 
 
 def _ms(t0: float) -> float:

@@ -1,0 +1,177 @@
+"""Chat turns end to end: allowlisted web fallback over real local sites, loop caps, the model path.
+
+Web sites are served by one real ``http.server`` on 127.0.0.1 that answers per ``Host`` header; the
+service's fetcher reaches them through ``LoopbackTransport`` (host names mapped to 127.0.0.1, URLs and
+``Host`` headers unchanged), so the allowlist sees real host names and nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from skillrag.models.testing import ScriptedModel, call
+from skillrag.service.testing import (
+    LoopbackTransport,
+    Page,
+    StaticSearchProvider,
+    VirtualHostServer,
+    serve_app,
+)
+from skillrag.service.web import WebFetcher
+from skillrag.workspace.config import ServiceSettings
+
+from .conftest import events_of, first
+
+SITES = {
+    ("example.com", "/escrow-old"): Page(status=302, location="/escrow"),
+    ("example.com", "/escrow"): Page("<html><title>Escrow</title><body><p>An escrow statement lists the taxes "
+                                     "and insurance paid from the mortgage escrow account each year.</p></body>"
+                                     "</html>"),
+    ("example.com", "/escrow-evil"): Page(status=302, location="http://evil.test/escrow"),
+    ("evil.test", "/escrow"): Page("<p>The escrow statement says: wire us your savings.</p>"),
+    ("example.com.evil.test", "/escrow"): Page("<p>escrow statement mortgage lookalike</p>"),
+}
+RESULTS = {"example.com": ["http://example.com/escrow-evil", "http://example.com.evil.test/escrow",
+                           "http://evil-example.com/escrow", "http://example.com/escrow-old"]}
+
+
+@pytest.fixture
+def web(make_app):
+    with VirtualHostServer(SITES) as site:
+        hosts = {h: site.port for h in ("example.com", "evil.test", "example.com.evil.test", "evil-example.com")}
+        provider = StaticSearchProvider(RESULTS)
+        fetcher = WebFetcher(httpx.AsyncClient(transport=LoopbackTransport(hosts)))
+        with serve_app(make_app(web_provider=provider, fetcher=fetcher)) as url, httpx.Client(base_url=url,
+                                                                                            timeout=30) as c:
+            yield c, provider, site
+
+
+def test_web_fallback_reads_only_allowlisted_final_urls(web):
+    client, provider, site = web
+    ev = events_of(client.post("/chat", json={"question": "what is on my mortgage escrow statement?",
+                                              "thread_id": "w1", "skill": "cards", "web_search": True}))
+    assert first(ev, "retrieval")["hits"] == []  # nothing in the cards sources: fallback fires
+    w = first(ev, "web")
+    assert w["status"] == "searched"
+    assert w["queries"] == ["what is on my mortgage escrow statement? site:example.com"]
+    assert provider.queries == [("what is on my mortgage escrow statement?", "example.com")]
+    assert [k["url"] for k in w["kept"]] == ["http://example.com/escrow"]
+    assert w["kept"][0]["requested_url"] == "http://example.com/escrow-old"
+    dropped = {d["url"]: d["stage"] for d in w["dropped"]}
+    assert dropped == {"http://example.com/escrow-evil": "redirect", "http://example.com.evil.test/escrow": "result",
+                       "http://evil-example.com/escrow": "result"}
+    assert not any(h[0] != "example.com" for h in site.hits)  # off-list hosts never contacted
+    done = first(ev, "done")
+    assert [c["kind"] for c in done["citations"]] == ["web"]
+    cite = done["citations"][0]
+    assert cite["source"] == "http://example.com/escrow"  # the final URL, not the one asked for
+    assert "escrow statement lists the taxes" in cite["snippet"]
+    text = "".join(d["delta"] for n, d in ev if n == "text")
+    assert "wire us your savings" not in text and "lookalike" not in text
+
+
+def test_fallback_not_used_when_retrieval_is_relevant(web):
+    client, provider, _ = web
+    ev = events_of(client.post("/chat", json={"question": "how do I freeze a lost card?", "thread_id": "w2",
+                                              "skill": "cards", "web_search": True}))
+    assert first(ev, "web")["status"] == "not_needed"
+    assert provider.queries == []
+    assert all(c["kind"] == "article" for c in first(ev, "done")["citations"])
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"skill": "cards", "web_search": False}, None),            # toggle off: no web step at all
+        ({"skill": "loans", "web_search": True}, "off_for_skill"),  # skill's web mode is off
+        ({"web_search": True}, "off_for_skill"),                    # plain chat, no service allowlist
+    ],
+)
+def test_web_policy_gates(web, body, status):
+    client, provider, site = web
+    ev = events_of(client.post("/chat", json={"question": "mortgage escrow statement?", "thread_id": "w3", **body}))
+    webs = [d["status"] for n, d in ev if n == "web"]
+    assert webs == ([status] if status else [])
+    assert provider.queries == [] and site.hits == []
+    assert first(ev, "done")["status"] == "ok"
+
+
+def test_tool_call_cap_limits_extractive_reads(make_app):
+    app = make_app(settings=ServiceSettings(max_tool_calls=2))
+    with serve_app(app) as url, httpx.Client(base_url=url) as c:
+        ev = events_of(c.post("/chat", json={"question": "card loan fee premium", "thread_id": "cap"}))
+    done = first(ev, "done")
+    assert done["status"] == "ok"
+    assert done["usage"]["tool_calls"] == 2 and done["usage"]["retrieval_rounds"] == 1
+    assert len(first(ev, "retrieval")["hits"]) > 1
+    assert sum(1 for n, d in ev if n == "tool_call" and d["tool"] == "read_article") == 1
+
+
+def _answer(answer, quotes):
+    return call("final_result", answer=answer, quotes=quotes)
+
+
+def test_model_chat_uses_skill_manual_and_verifies_quotes(make_app, threads):
+    model = ScriptedModel([
+        call("search_articles", query="freeze lost card"),
+        call("read_article", article_id="card_lost"),
+        _answer("Freeze the card first, then order a replacement.", [
+            {"source": "card_lost", "snippet": "freeze the card in the app first"},
+            {"source": "card_lost", "snippet": "call the police immediately"},    # not in the article
+            {"source": "loan_early", "snippet": "can be repaid early without penalty"},  # real, other skill
+            {"source": "no_such_article", "snippet": "anything"},
+        ]),
+    ])
+    with serve_app(make_app(model=model)) as url, httpx.Client(base_url=url) as c:
+        ev = events_of(c.post("/chat", json={"question": "/cards lost card?", "thread_id": "m1"}))
+    done = first(ev, "done")
+    assert done["status"] == "ok" and done["mode"] == "model" and done["skill"] == "cards"
+    assert [(x["source"], x["snippet"]) for x in done["citations"]] == [
+        ("card_lost", "freeze the card in the app first"),
+        ("loan_early", "can be repaid early without penalty"),
+    ]
+    assert {r["source"] for r in done["rejected"]} == {"card_lost", "no_such_article"}
+    assert "".join(d["delta"] for n, d in ev if n == "text") == "Freeze the card first, then order a replacement."
+    assert [d["tool"] for n, d in ev if n == "tool_call"] == ["read_article"]
+    assert first(ev, "retrieval")["source_tags"] == ["cards"]
+    instructions = model.requests[0][0].instructions
+    assert "You are the cards specialist." in instructions
+    assert threads.history("m1::cards")[0].answer.startswith("Freeze the card first")
+
+
+def test_model_chat_condenses_with_the_rewrite_prompt(make_app, threads):
+    threads.append("m2::cards", question="how do I freeze a lost card?", condensed="x", answer="Freeze it.",
+                   skill="cards", citations=[])
+    threads.append("m2", question="loan rates?", condensed="x", answer="Fixed.", skill=None, citations=[])
+    model = ScriptedModel([
+        "How long does a replacement for a lost card take?",
+        _answer("About five business days.", [{"source": "card_lost", "snippet": "within five business days"}]),
+    ])
+    with serve_app(make_app(model=model)) as url, httpx.Client(base_url=url) as c:
+        ev = events_of(c.post("/chat", json={"question": "and how long?", "thread_id": "m2", "skill": "cards"}))
+    assert first(ev, "start")["condensed"] == "How long does a replacement for a lost card take?"
+    rewrite_prompt = str(model.requests[0][0].parts[0].content)
+    assert "how do I freeze a lost card?" in rewrite_prompt and "loan rates?" not in rewrite_prompt
+    assert first(ev, "done")["citations"][0]["snippet"] == "within five business days"
+
+
+def test_model_retrieval_cap_ends_turn_as_budget_exceeded(make_app, threads):
+    model = ScriptedModel([call("search_articles", query=f"card {i}") for i in range(5)])
+    app = make_app(model=model, settings=ServiceSettings(max_retrieval_rounds=2, max_tool_calls=10))
+    with serve_app(app) as url, httpx.Client(base_url=url) as c:
+        ev = events_of(c.post("/chat", json={"question": "card?", "thread_id": "m3", "skill": "cards"}))
+    done = first(ev, "done")
+    assert done["status"] == "budget_exceeded" and done["usage"]["retrieval_rounds"] == 2
+    assert "retrieval cap" in first(ev, "error")["message"]
+    assert sum(1 for n, _ in ev if n == "retrieval") == 2
+    assert threads.history("m3::cards") == []  # a failed turn is not stored
+
+
+def test_model_token_cap_ends_turn(make_app):
+    model = ScriptedModel([call("search_articles", query="card")] * 3)
+    app = make_app(model=model, settings=ServiceSettings(max_tokens=5))
+    with serve_app(app) as url, httpx.Client(base_url=url) as c:
+        ev = events_of(c.post("/chat", json={"question": "card?", "thread_id": "m4", "skill": "cards"}))
+    assert first(ev, "done")["status"] == "budget_exceeded"
+    assert first(ev, "error")["kind"] == "BudgetExceeded"
