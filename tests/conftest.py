@@ -11,7 +11,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("SKILLRAG_SHARED", REPO.parent / "shared"))
 TAU2 = SHARED / "data" / "tau2-banking"
-DEMO = REPO / "demo"
+DEMO = REPO / "src" / "skillrag" / "demo_data"
 
 
 def pytest_collection_modifyitems(config, items):

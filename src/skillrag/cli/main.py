@@ -5,7 +5,10 @@ from __future__ import annotations
 import importlib
 import sys
 
-import click
+import os
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
 from skillrag.errors import ContractViolation, SkillragError
@@ -20,6 +23,21 @@ app = typer.Typer(
     add_completion=False,
 )
 
+
+
+@app.callback()
+def _root(
+    workspace: Annotated[
+        Path | None,
+        typer.Option("-w", "--workspace", help="Workspace folder for every command (same as each command's -w).",
+                     show_default=False),
+    ] = None,
+) -> None:
+    """Grounded, auditable guidance from operational documents, as a portable agent skill."""
+    if workspace is not None:
+        os.environ["SKILLRAG_WORKSPACE"] = str(workspace)
+
+
 #: Command modules in the order of the data flow: content → wiki → search → skill → harness → eval → service.
 COMMAND_MODULES = ["corpus", "wiki", "search", "skill", "run", "evaluation", "ask", "service"]
 
@@ -30,7 +48,10 @@ for _name in COMMAND_MODULES:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI; a ``SkillragError`` becomes one ``error:`` line and exit 1 or 2."""
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv, standalone_mode=True)
+    except SystemExit as exc:  # click's own exit: usage errors print their message and exit 2
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
     except ContractViolation as exc:
         print(f"error: {exc}", file=sys.stderr)
         for reason in exc.reasons:
@@ -39,14 +60,6 @@ def main(argv: list[str] | None = None) -> int:
     except SkillragError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except click.exceptions.Abort:
-        print("aborted", file=sys.stderr)
-        return 130
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
