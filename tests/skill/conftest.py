@@ -76,3 +76,8 @@ def cases_path(tmp_path: Path) -> Path:
 @pytest.fixture
 def skill(ws: Workspace):
     return SkillRegistry(ws).get("cs-guidance")
+
+
+@pytest.fixture
+def gt_secret() -> str:
+    return GT_SECRET

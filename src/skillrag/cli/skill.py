@@ -1,7 +1,307 @@
-"""CLI commands for this stage (filled in by its issue)."""
+"""`skillrag cases ...`, `tool ...`, `validate`, `skill ...`, `mcp`: the portable skill from the shell."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
+from rich.table import Table
+
+from skillrag.cli._common import JsonOpt, WorkspaceOpt, console, open_workspace, print_json, write_raw
+from skillrag.errors import ContractViolation, MalformedSourceError, UserError
+from skillrag.skill import (
+    CaseFile,
+    SkillRegistry,
+    SkillTools,
+    check_skill_folder,
+    hit_to_dict,
+    import_tau2,
+    install_builtin_skills,
+    validate_output,
+    write_cases,
+)
+from skillrag.skill.contract import ContractLimits
+from skillrag.workspace import Workspace
+
+SkillOpt = Annotated[str, typer.Option("--skill", "-s", help="Skill name (a folder under skills/).")]
+CasesOpt = Annotated[
+    Path | None,
+    typer.Option("--cases", envvar="SKILLRAG_CASES", show_default=False,
+                 help="Case file (JSONL). Default: the skill's `cases` setting, else WORKSPACE/cases.jsonl."),
+]
+
+cases_app = typer.Typer(help="Support cases: import, list, show (agent-facing fields only).", no_args_is_help=True)
+tool_app = typer.Typer(help="The skill's four tools: load-case, retrieve, get-article, save-output.",
+                       no_args_is_help=True)
+skill_app = typer.Typer(help="Skills: list, show, install, export as an Agent Skills folder, check.",
+                        no_args_is_help=True)
+
+
+# -- helpers -------------------------------------------------------------------------------------
+def _case_file(ws: Workspace | None, cases: Path | None, skill_cases: str | None = None) -> CaseFile:
+    if cases is not None:
+        return CaseFile(cases)
+    if ws is not None:
+        if skill_cases:
+            return CaseFile(ws.root / skill_cases)
+        default = ws.root / "cases.jsonl"
+        if default.is_file():
+            return CaseFile(default)
+    raise UserError("no case file: pass --cases FILE (or set $SKILLRAG_CASES)")
+
+
+def _tools(workspace: Path | None, skill: str, cases: Path | None = None, *, need_cases: bool = False) -> SkillTools:
+    ws = open_workspace(workspace)
+    sk = SkillRegistry(ws).get(skill)
+    cf = _case_file(ws, cases, sk.config.cases) if need_cases else None
+    return SkillTools(ws, sk, cf, log_path=ws.runs_dir / "tool_calls.jsonl")
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MalformedSourceError(path, f"no such {what} file") from None
+    except json.JSONDecodeError as exc:
+        raise MalformedSourceError(path, f"not JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+# -- cases ---------------------------------------------------------------------------------------
+@cases_app.command("import-tau2")
+def cases_import_tau2(
+    tasks: Annotated[Path, typer.Argument(help="tau2-bench task list, e.g. tasks_dev.json.")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Case file to write (JSONL).")],
+    json_out: JsonOpt = False,
+) -> None:
+    """Turn tau2-bench knowledge tasks into cases; required documents and expected actions become ground truth."""
+    records = import_tau2(tasks)
+    n = write_cases(out, records)
+    if json_out:
+        print_json({"cases": n, "path": str(out)})
+    else:
+        console.print(f"{n} cases written to {out}")
+
+
+@cases_app.command("list")
+def cases_list(cases: CasesOpt = None, workspace: WorkspaceOpt = None, json_out: JsonOpt = False) -> None:
+    """List the cases of a case file: id, contact reason, counts."""
+    ws = _maybe_ws(workspace) if cases is None else None
+    cf = _case_file(ws, cases)
+    rows = [c.model_dump(mode="json", include={"case_id", "contact_reason", "n_messages", "n_notes"})
+            for c in cf.cases()]
+    if json_out:
+        print_json(rows)
+        return
+    table = Table("case_id", "contact reason", "messages", "notes")
+    for r in rows:
+        table.add_row(r["case_id"], r["contact_reason"][:90], str(r["n_messages"]), str(r["n_notes"]))
+    console.print(table)
+    console.print(f"{len(rows)} cases")
+
+
+@cases_app.command("show")
+def cases_show(
+    case_id: Annotated[str, typer.Argument(metavar="CASE_ID")],
+    cases: CasesOpt = None,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Print one case as the agent sees it (JSON, no ground truth)."""
+    ws = _maybe_ws(workspace) if cases is None else None
+    print_json(_case_file(ws, cases).load(case_id).model_dump(mode="json"))
+
+
+def _maybe_ws(workspace: Path | None) -> Workspace | None:
+    try:
+        return Workspace.open(workspace)
+    except UserError:
+        if workspace is not None or os.environ.get("SKILLRAG_WORKSPACE"):
+            raise
+        return None
+
+
+# -- tools ---------------------------------------------------------------------------------------
+@tool_app.command("load-case")
+def tool_load_case(
+    case_id: Annotated[str, typer.Argument(metavar="CASE_ID")],
+    workspace: WorkspaceOpt = None,
+    skill: SkillOpt = "cs-guidance",
+    cases: CasesOpt = None,
+) -> None:
+    """Print the case (JSON): contact reason, path, notes, messages and counts. Never ground truth."""
+    t = _tools(workspace, skill, cases, need_cases=True)
+    print_json(t.load_case(case_id).model_dump(mode="json"))
+
+
+@tool_app.command("retrieve")
+def tool_retrieve(
+    query: Annotated[str, typer.Argument(metavar="QUERY")],
+    k: Annotated[int | None, typer.Option("-k", "-n", min=1, max=200, help="Results (default: the skill's k).")] = None,
+    workspace: WorkspaceOpt = None,
+    skill: SkillOpt = "cs-guidance",
+) -> None:
+    """Print ranked hits (JSON): article_id, score, title, preview, page_ids."""
+    t = _tools(workspace, skill)
+    print_json([hit_to_dict(h) for h in t.retrieve(query, k)])
+
+
+@tool_app.command("get-article")
+def tool_get_article(
+    article_id: Annotated[str, typer.Argument(metavar="ID")],
+    section: Annotated[str | None, typer.Option(help="Only the section with this heading.")] = None,
+    summary: Annotated[bool, typer.Option("--summary", help="A short deterministic summary.")] = False,
+    workspace: WorkspaceOpt = None,
+    skill: SkillOpt = "cs-guidance",
+    json_out: JsonOpt = False,
+) -> None:
+    """Print an article's raw body (quote from this), one section, or a summary."""
+    t = _tools(workspace, skill)
+    view = t.get_article(article_id, section=section, summary=summary)
+    if json_out:
+        print_json(view.to_dict())
+    else:
+        write_raw(view.text if view.text.endswith("\n") else view.text + "\n")
+
+
+@tool_app.command("save-output")
+def tool_save_output(
+    file: Annotated[Path, typer.Argument(metavar="OUT.json", help="The output JSON object to validate and save.")],
+    dest: Annotated[Path | None, typer.Option("--to", help="Write here instead of runs/CASE_ID/output.json.")] = None,
+    workspace: WorkspaceOpt = None,
+    skill: SkillOpt = "cs-guidance",
+) -> None:
+    """Validate against the evidence contract; save only if accepted (exit 1 lists every reason)."""
+    t = _tools(workspace, skill)
+    output = _read_json(file, "output")
+    if not isinstance(output, dict):
+        raise ContractViolation([f"output must be a JSON object, got {type(output).__name__}"])
+    saved = t.save_output(output, dest)
+    print_json({"accepted": True, "path": str(saved.path), "case_id": saved.case_id,
+                "n_snippets": len(saved.evidence)})
+
+
+# -- validate ------------------------------------------------------------------------------------
+def validate_cmd(
+    file: Annotated[Path, typer.Argument(metavar="OUT.json", help="Output JSON to check.")],
+    workspace: WorkspaceOpt = None,
+    articles: Annotated[Path | None, typer.Option(
+        "--articles", help="JSON object mapping article id to body (instead of a workspace).")] = None,
+    skill: SkillOpt = "cs-guidance",
+    json_out: JsonOpt = False,
+) -> None:
+    """Check an output against the evidence contract. Exit 0 accepted, 1 rejected, 2 usage error."""
+    output = _read_json(file, "output")
+    if articles is not None:
+        bodies = _read_json(articles, "articles")
+        if not isinstance(bodies, dict) or not all(isinstance(v, str) for v in bodies.values()):
+            raise MalformedSourceError(articles, "expected a JSON object mapping article id to body text")
+        reasons = validate_output(output, bodies, ContractLimits())
+    else:
+        reasons = _tools(workspace, skill).check_output(output)
+    if json_out:
+        print_json({"accepted": not reasons, "reasons": reasons})
+        if reasons:
+            raise typer.Exit(1)
+        return
+    if reasons:
+        raise ContractViolation(reasons)
+    n = len(output.get("snippets") or [])
+    console.print(f"accepted: {n} snippets verified verbatim")
+
+
+# -- skills --------------------------------------------------------------------------------------
+@skill_app.command("list")
+def skill_list(workspace: WorkspaceOpt = None, json_out: JsonOpt = False) -> None:
+    """List the workspace's skills (and built-in ones), with any that fail to load."""
+    reg = SkillRegistry(open_workspace(workspace))
+    skills, problems = reg.list(), reg.problems()
+    if json_out:
+        print_json({"skills": [{"name": s.name, "description": s.description, "builtin": s.builtin,
+                                "path": str(s.path)} for s in skills], "problems": problems})
+        return
+    table = Table("name", "where", "description")
+    for s in skills:
+        table.add_row(s.name, "built-in" if s.builtin else "workspace", s.description[:100])
+    console.print(table)
+    for name, reason in problems.items():
+        console.print(f"[red]broken[/red] {name}: {reason}", highlight=False)
+
+
+@skill_app.command("show")
+def skill_show(name: Annotated[str, typer.Argument(metavar="NAME")], workspace: WorkspaceOpt = None,
+               json_out: JsonOpt = False) -> None:
+    """Print a skill's manual (SKILL.md body) or, with --json, its settings too."""
+    s = SkillRegistry(open_workspace(workspace)).get(name)
+    if json_out:
+        print_json({"name": s.name, "description": s.description, "path": str(s.path),
+                    "config": s.config.model_dump(mode="json"), "manual": s.manual})
+    else:
+        write_raw(s.manual if s.manual.endswith("\n") else s.manual + "\n")
+
+
+@skill_app.command("install")
+def skill_install(workspace: WorkspaceOpt = None,
+                  force: Annotated[bool, typer.Option("--force", help="Replace existing copies.")] = False) -> None:
+    """Copy the built-in skills into the workspace's skills/ folder, to edit them."""
+    names = install_builtin_skills(open_workspace(workspace), overwrite=force)
+    console.print(f"installed: {', '.join(names)}" if names else "nothing to install (already present)")
+
+
+@skill_app.command("export")
+def skill_export(
+    name: Annotated[str, typer.Argument(metavar="NAME")],
+    dest: Annotated[Path, typer.Argument(metavar="DIR", help="Folder to write the skill into (DIR/NAME).")],
+    workspace: WorkspaceOpt = None,
+    cases: CasesOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing export.")] = False,
+) -> None:
+    """Write a self-contained Agent Skills folder (SKILL.md, scripts/, references/) for any harness."""
+    from skillrag.skill.export import export_skill
+
+    ws = open_workspace(workspace)
+    s = SkillRegistry(ws).get(name)
+    out = export_skill(s, dest, workspace=ws.root, cases=cases, overwrite=force)
+    console.print(f"exported {name} to {out} (passes the Agent Skills checks)")
+
+
+@skill_app.command("check")
+def skill_check(folder: Annotated[Path, typer.Argument(metavar="DIR", help="A skill folder.")],
+                json_out: JsonOpt = False) -> None:
+    """Check a skill folder against the Agent Skills specification. Exit 1 when it does not conform."""
+    problems = check_skill_folder(folder)
+    if json_out:
+        print_json({"ok": not problems, "problems": problems})
+    elif problems:
+        for p in problems:
+            console.print(f"- {p}", highlight=False, markup=False)
+    else:
+        console.print(f"{folder}: conforms to the Agent Skills specification")
+    if problems:
+        raise typer.Exit(1)
+
+
+# -- MCP -----------------------------------------------------------------------------------------
+def mcp_cmd(workspace: WorkspaceOpt = None, skill: SkillOpt = "cs-guidance", cases: CasesOpt = None) -> None:
+    """Serve the four tools and list_skills over stdio (Model Context Protocol)."""
+    from skillrag.service.mcp_server import serve_stdio
+
+    ws = open_workspace(workspace)
+    sk = SkillRegistry(ws).get(skill)
+    cf = None
+    try:
+        cf = _case_file(ws, cases, sk.config.cases)
+    except UserError:
+        cf = None  # load_case then answers with a clear tool error
+    serve_stdio(ws, skill=skill, cases=cf)
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.add_typer(cases_app, name="cases")
+    app.add_typer(tool_app, name="tool")
+    app.add_typer(skill_app, name="skill")
+    app.command("validate")(validate_cmd)
+    app.command("mcp")(mcp_cmd)
+
+
