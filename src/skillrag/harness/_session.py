@@ -1,0 +1,140 @@
+"""One run's view of the four tools: budgets enforced in code, every call recorded as a ``Step``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from skillrag.errors import BudgetExceeded, ContractViolation
+from skillrag.harness._records import Budgets, RunRecord, Step
+from skillrag.skill import ArticleView, Case, SavedOutput, SkillTools, hit_to_dict
+
+__all__ = ["Session"]
+
+
+class Session:
+    """Wraps ``SkillTools`` for one case. Counts queries, fetches and saves against ``budgets``;
+    a call past a budget raises ``BudgetExceeded`` *before* it runs. Every call (ok or not) becomes
+    a ``Step`` in ``record.steps`` with its wall time in milliseconds."""
+
+    def __init__(self, tools: SkillTools, case: Case, budgets: Budgets, record: RunRecord) -> None:
+        self.tools = tools
+        self.case = case
+        self.budgets = budgets
+        self.record = record
+        self.t0 = time.perf_counter()
+        self.last_saved: SavedOutput | None = None
+
+    # -- budgets ------------------------------------------------------------------------------
+    def elapsed_s(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def check_time(self) -> None:
+        """Raise ``BudgetExceeded`` once the run's wall time passes ``max_seconds``."""
+        if self.elapsed_s() > self.budgets.max_seconds:
+            raise BudgetExceeded(
+                f"time budget spent ({self.elapsed_s():.1f} s > {self.budgets.max_seconds:g} s)"
+            )
+
+    @property
+    def queries_left(self) -> int:
+        return max(0, self.budgets.max_queries - len(self.record.queries))
+
+    @property
+    def fetches_left(self) -> int:
+        return max(0, self.budgets.max_fetches - len(self.record.fetches))
+
+    # -- recorded calls -----------------------------------------------------------------------
+    def _step(
+        self,
+        name: str,
+        args: dict[str, Any],
+        t0: float,
+        *,
+        ok: bool = True,
+        error: str | None = None,
+        detail: str | None = None,
+    ) -> None:
+        ms = (time.perf_counter() - t0) * 1000
+        self.record.steps.append(
+            Step(kind="tool", name=name, ms=ms, ok=ok, error=error, args=args, detail=detail)
+        )
+        self.record.tool_ms += ms
+
+    def load_case(self, case_id: str) -> Case:
+        """The case through ``SkillTools.load_case`` (``CaseNotFound`` for another id)."""
+        self.check_time()
+        t0 = time.perf_counter()
+        try:
+            case = self.tools.load_case(case_id)
+        except Exception as exc:
+            self._step("load_case", {"case_id": case_id}, t0, ok=False, error=str(exc))
+            raise
+        self._step("load_case", {"case_id": case_id}, t0)
+        return case
+
+    def retrieve(self, query: str, k: int | None = None) -> list[dict[str, Any]]:
+        """Hits as dicts (``hit_to_dict``); raises ``BudgetExceeded`` past ``max_queries``."""
+        self.check_time()
+        args = {"query": query} | ({"k": k} if k is not None else {})
+        if self.queries_left <= 0:
+            t0 = time.perf_counter()
+            msg = f"query budget spent ({self.budgets.max_queries} retrieve calls)"
+            self._step("retrieve", args, t0, ok=False, error=msg)
+            raise BudgetExceeded(msg)
+        t0 = time.perf_counter()
+        try:
+            hits = [hit_to_dict(h) for h in self.tools.retrieve(query, k)]
+        except Exception as exc:
+            self._step("retrieve", args, t0, ok=False, error=str(exc))
+            raise
+        self.record.queries.append(query)
+        self._step("retrieve", args, t0, detail=f"{len(hits)} hits")
+        return hits
+
+    def get_article(self, article_id: str, section: str | None = None, summary: bool = False) -> ArticleView:
+        """The article view; raises ``BudgetExceeded`` past ``max_fetches``, ``ArticleNotFound`` etc."""
+        self.check_time()
+        args: dict[str, Any] = {"article_id": article_id}
+        if section is not None:
+            args["section"] = section
+        if summary:
+            args["summary"] = True
+        if self.fetches_left <= 0:
+            t0 = time.perf_counter()
+            msg = f"fetch budget spent ({self.budgets.max_fetches} get_article calls)"
+            self._step("get_article", args, t0, ok=False, error=msg)
+            raise BudgetExceeded(msg)
+        t0 = time.perf_counter()
+        try:
+            view = self.tools.get_article(article_id, section=section, summary=summary)
+        except Exception as exc:
+            self._step("get_article", args, t0, ok=False, error=str(exc))
+            raise
+        self.record.fetches.append(article_id)
+        self._step("get_article", args, t0, detail=f"{len(view.text)} chars")
+        return view
+
+    def save(self, output: dict[str, Any], path: Any = None) -> SavedOutput:
+        """``SkillTools.save_output``; a rejection raises ``ContractViolation`` and is counted in
+        ``record.retries`` with its reasons in ``record.reasons``."""
+        self.check_time()
+        snippets = output.get("snippets") if isinstance(output, dict) else None
+        args = {"n_snippets": len(snippets) if isinstance(snippets, list) else None}
+        self.record.saves += 1
+        t0 = time.perf_counter()
+        try:
+            saved = self.tools.save_output(output, path)
+        except ContractViolation as exc:
+            self.record.retries += 1
+            self.record.reasons = list(exc.reasons)
+            self._step("save_output", args, t0, ok=False, error=str(exc), detail="; ".join(exc.reasons[:5]))
+            raise
+        except Exception as exc:
+            self._step("save_output", args, t0, ok=False, error=str(exc))
+            raise
+        self.record.reasons = []
+        self.record.output_path = str(saved.path)
+        self.last_saved = saved
+        self._step("save_output", args, t0, detail=str(saved.path))
+        return saved

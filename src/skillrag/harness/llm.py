@@ -1,0 +1,263 @@
+"""The LLM harness: any chat model runs the skill, with the four tools as its only tools.
+
+The agent is a pydantic-ai ``Agent`` whose instructions are the skill's ``SKILL.md`` body plus the
+harness rules (``prompts/llm_rules.md``). ``load_case``, ``retrieve`` and ``get_article`` are
+function tools; ``save_output`` is the output tool, so the run ends exactly when the evidence
+contract accepts an output. A rejected save goes back to the model with every reason (a
+``ModelRetry``), at most ``max_save_retries`` times. A tool error (unknown article id, empty
+query) is returned to the model as ``{"error": ...}``. Budgets are enforced in code: queries and
+fetches by the session (one refused call is reported to the model, a second ends the run), model
+tokens and turns by pydantic-ai ``UsageLimits``, wall time by the run ``timeout`` and the session.
+Every model request is timed and its token usage recorded as a ``Step``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_ai import Agent, ModelRetry, ToolOutput
+from pydantic_ai.models import Model
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.usage import UsageLimits
+
+from skillrag.errors import BudgetExceeded, ContractViolation, SkillragError
+from skillrag.harness._prompts import render_prompt
+from skillrag.harness._records import Step
+from skillrag.harness._session import Session
+from skillrag.models import model_id, resolve_model
+from skillrag.skill import Case, SavedOutput, Skill
+
+__all__ = ["LLMHarness", "OutputArg", "SnippetArg"]
+
+
+class SnippetArg(BaseModel):
+    """One snippet as the model sends it. Everything defaults to empty so that malformed snippets
+    reach the evidence contract, which names every problem."""
+
+    model_config = ConfigDict(extra="allow")
+
+    source_article: str = ""
+    source_title: str = ""
+    text: str = ""
+    why: str = ""
+
+
+class OutputArg(BaseModel):
+    """The ``output`` argument of ``save_output`` (the output contract of SKILL.md)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    case_id: str | None = None
+    guidance: str = ""
+    snippets: list[SnippetArg] = Field(default_factory=list)
+    n_snippets: int | None = None
+    articles_consulted: list[str] = Field(default_factory=list)
+
+
+class _RunStop(Exception):
+    """Ends the agent run from inside a tool (the harness, not the model, decided)."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _RecordingModel(WrapperModel):
+    """Times every model request and records its token usage in the session's run record."""
+
+    def __init__(self, wrapped: Model, session: Session, name: str) -> None:
+        super().__init__(wrapped)
+        self._session = session
+        self._name = name
+
+    async def request(self, messages, model_settings, model_request_parameters):  # type: ignore[override]
+        rec = self._session.record
+        t0 = time.perf_counter()
+        try:
+            response = await super().request(messages, model_settings, model_request_parameters)
+        except Exception as exc:
+            ms = (time.perf_counter() - t0) * 1000
+            rec.model_ms += ms
+            rec.model_calls += 1
+            rec.steps.append(
+                Step(
+                    kind="model",
+                    name=self._name,
+                    ms=ms,
+                    ok=False,
+                    error=str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__,
+                )
+            )
+            raise
+        ms = (time.perf_counter() - t0) * 1000
+        usage = response.usage
+        calls = [getattr(p, "tool_name", None) for p in response.parts]
+        named = [c for c in calls if c]
+        detail = "calls: " + ", ".join(named) if named else "text"
+        rec.model_ms += ms
+        rec.model_calls += 1
+        rec.input_tokens += int(usage.input_tokens or 0)
+        rec.output_tokens += int(usage.output_tokens or 0)
+        rec.steps.append(
+            Step(
+                kind="model",
+                name=self._name,
+                ms=ms,
+                detail=detail,
+                input_tokens=int(usage.input_tokens or 0),
+                output_tokens=int(usage.output_tokens or 0),
+            )
+        )
+        return response
+
+
+class LLMHarness:
+    """Runs a case with a chat model (``model``: a model id or a pydantic-ai ``Model``).
+
+    ``model_settings`` (a pydantic-ai ``ModelSettings`` dict, e.g. ``{"temperature": 0}``) apply to
+    every request. Raises ``ModelError`` (via ``resolve_model``) for a bad id or missing key.
+    """
+
+    name = "llm"
+
+    def __init__(
+        self, model: str | Model, *, settings: Any = None, model_settings: dict[str, Any] | None = None
+    ) -> None:
+        self.model = resolve_model(model, settings=settings)
+        self.model_name = model if isinstance(model, str) else model_id(self.model)
+        self.model_settings = model_settings
+
+    def run(self, session: Session, case: Case, skill: Skill, out_path=None) -> SavedOutput:
+        """Run the agent loop for ``case``; returns the accepted output. Raises ``BudgetExceeded``
+        (a budget ran out), ``ContractViolation`` (no accepted save after the retries, or the model
+        gave up), or the model layer's errors (``ModelError`` after translation by the caller)."""
+        budgets = session.budgets
+        refused = {"n": 0}
+        instructions = (
+            skill.manual.strip()
+            + "\n\n"
+            + render_prompt(
+                "llm_rules",
+                max_queries=budgets.max_queries,
+                max_fetches=budgets.max_fetches,
+                max_snippets=skill.config.max_snippets,
+                max_save_retries=budgets.max_save_retries,
+            )
+        )
+
+        def over_budget(exc: BudgetExceeded) -> dict[str, Any]:
+            refused["n"] += 1
+            if refused["n"] > 1:
+                raise _RunStop("budget_exceeded", str(exc))
+            return {"error": f"{exc}; this call was refused. Read what you have and call save_output now."}
+
+        def load_case(case_id: str) -> dict[str, Any]:
+            """Load the support case: contact reason, reason path, specialist notes and transcript."""
+            try:
+                return session.load_case(case_id).model_dump()
+            except BudgetExceeded as exc:
+                raise _RunStop("budget_exceeded", str(exc)) from None
+            except SkillragError as exc:
+                return {"error": str(exc)}
+
+        def retrieve(query: str, k: int | None = None) -> dict[str, Any]:
+            """Search the knowledge base. Returns ranked hits: article_id, title, preview, score."""
+            try:
+                hits = session.retrieve(query, k)
+            except BudgetExceeded as exc:
+                if session.elapsed_s() > budgets.max_seconds:
+                    raise _RunStop("budget_exceeded", str(exc)) from None
+                return over_budget(exc)
+            except SkillragError as exc:
+                return {"error": str(exc)}
+            return {"query": query, "hits": hits, "queries_left": session.queries_left}
+
+        def get_article(article_id: str, section: str | None = None, summary: bool = False) -> dict[str, Any]:
+            """Read a source article by id: its full body (or one section, or a short summary)."""
+            try:
+                view = session.get_article(article_id, section=section, summary=summary)
+            except BudgetExceeded as exc:
+                if session.elapsed_s() > budgets.max_seconds:
+                    raise _RunStop("budget_exceeded", str(exc)) from None
+                return over_budget(exc)
+            except SkillragError as exc:
+                return {"error": str(exc)}
+            return {
+                "id": view.id,
+                "title": view.title,
+                "part": view.part,
+                "text": view.text,
+                "fetches_left": session.fetches_left,
+            }
+
+        def save_output(output: OutputArg) -> dict[str, Any]:
+            """Validate the output against the evidence contract and save it; rejected outputs come
+            back with every reason."""
+            data = self._complete(output, case, session)
+            try:
+                saved = session.save(data, out_path)
+            except BudgetExceeded as exc:
+                raise _RunStop("budget_exceeded", str(exc)) from None
+            except ContractViolation as exc:
+                if session.record.retries > budgets.max_save_retries:
+                    raise _RunStop("failed", f"save rejected {session.record.retries} times: {exc}") from None
+                left = budgets.max_save_retries - session.record.retries + 1
+                raise ModelRetry(
+                    "save_output rejected the output:\n"
+                    + "\n".join(f"- {r}" for r in exc.reasons)
+                    + f"\nFix these and call save_output again ({left} attempt(s) left)."
+                ) from None
+            return {"status": "accepted", "path": str(saved.path), "n_snippets": saved.output["n_snippets"]}
+
+        model = _RecordingModel(self.model, session, self.model_name)
+        agent = Agent(
+            model,
+            instructions=instructions,
+            tools=[load_case, retrieve, get_article],
+            output_type=ToolOutput(
+                save_output,
+                name="save_output",
+                description="Validate and save the output (the JSON object of the output contract).",
+            ),
+            retries={"tools": max(1, budgets.max_save_retries), "output": budgets.max_save_retries},
+            model_settings=self.model_settings,
+            defer_model_check=True,
+        )
+        limits = UsageLimits(
+            total_tokens_limit=budgets.max_tokens,
+            request_limit=budgets.max_queries + budgets.max_fetches + budgets.max_save_retries + 8,
+        )
+        remaining = max(0.001, budgets.max_seconds - session.elapsed_s())
+        agent.run_sync(
+            render_prompt("llm_task", case_id=case.case_id), usage_limits=limits, timeout=remaining
+        )
+        if session.last_saved is None:  # pragma: no cover - the output tool only returns after a save
+            raise ContractViolation(["the model ended without an accepted save_output"])
+        return session.last_saved
+
+    @staticmethod
+    def _complete(output: OutputArg, case: Case, session: Session) -> dict[str, Any]:
+        """The output as the contract wants it: the run's case_id, n_snippets and missing titles filled in;
+        ``articles_consulted`` also lists every article the run actually read."""
+        data = output.model_dump(exclude_none=True)
+        data["case_id"] = case.case_id  # the harness knows which case it runs; the model cannot redirect it
+        snippets = []
+        for s in data.get("snippets", []):
+            s = dict(s)
+            if not s.get("source_title") and s.get("source_article"):
+                s["source_title"] = _title(session, s["source_article"])
+            snippets.append(s)
+        data["snippets"] = snippets
+        data.setdefault("n_snippets", len(snippets))
+        consulted = [a for a in data.get("articles_consulted", []) if isinstance(a, str)]
+        data["articles_consulted"] = list(dict.fromkeys(consulted + session.record.fetches))
+        return data
+
+
+def _title(session: Session, article_id: str) -> str:
+    try:
+        return session.tools.store.get(article_id).title
+    except SkillragError:
+        return ""
