@@ -69,3 +69,9 @@ def make_ws():
 def write_articles():
     """``write_articles(folder, articles)``: (re)write a corpus folder."""
     return write_corpus
+
+
+@pytest.fixture
+def articles() -> dict[str, tuple[str, str]]:
+    """The fixture corpus: article id -> (title, Markdown body)."""
+    return dict(ARTICLES)

@@ -1,0 +1,187 @@
+from __future__ import annotations
+
+import pytest
+
+from skillrag.corpus import ArticleStore, ingest
+from skillrag.errors import UserError
+from skillrag.wiki import Layer, audit_structure, build_wiki, estimate_build, layer_fingerprint, load_pages
+from skillrag.wiki.llm import Journal, LLMBuilder, LLMBuildLimits
+from skillrag.wiki.testing import Interrupt, ScriptedPageModel
+
+
+def llm_build(ws, model, **kw):
+    return build_wiki(ws, builder="llm", model=model.model, **kw)
+
+
+def test_create_then_update_merges_related_articles(ws):
+    model = ScriptedPageModel(ws)
+    rep = llm_build(ws, model)
+    pages = {p.id: p for p in load_pages(ws)}
+    # three groups -> three pages; gold merged three articles by updating the page it created
+    assert len(pages) == 3 and not rep.failed
+    gold = next(p for p in pages.values() if "doc_cards_gold_001" in p.source_ids())
+    assert gold.source_ids() == ["doc_cards_gold_001", "doc_cards_gold_002", "doc_cards_gold_003"]
+    assert gold.builder == "llm" and gold.model == "function:scripted-pages"
+    assert set(gold.built_from) == set(gold.source_ids())
+    assert sorted(rep.created) == sorted(pages) and rep.updated == []  # pages new in this build count as created
+    # the update prompt showed the page created from the first gold article as a candidate
+    second = next(p for p in model.prompts if "id: doc_cards_gold_002" in p)
+    assert f"<page id={gold.id}>" in second
+    log = Layer(ws).log_path.read_text(encoding="utf-8")
+    assert f"doc_cards_gold_001 created page {gold.id}" in log
+    assert f"doc_cards_gold_002 updated page {gold.id}" in log and "model function:scripted-pages" in log
+    assert set(Layer(ws).index_entries()) == set(pages)
+    assert audit_structure(ws).ok
+    assert rep.input_tokens > 0 and rep.output_tokens > 0 and rep.requests == 6
+
+
+@pytest.mark.parametrize(
+    "fault, reason",
+    [
+        ("unknown", "unknown article id 'doc_not_in_corpus_999'"),
+        ("uncited", "no step links to the article being processed (doc_cards_gold_002)"),
+        ("bad-update", "page_id 'no-such-page' is not one of the candidate pages"),
+    ],
+)
+def test_invalid_page_is_rejected_and_retried_with_the_reasons(ws, fault, reason):
+    model = ScriptedPageModel(ws, invalid_first={"doc_cards_gold_002": fault})
+    rep = llm_build(ws, model)
+    assert not rep.failed
+    prompts = [p for p in model.prompts if "id: doc_cards_gold_002" in p]
+    assert len(prompts) == 2 and reason not in prompts[0] and reason in prompts[1]
+    cited = {aid for p in load_pages(ws) for aid in p.article_ids()}
+    assert "doc_not_in_corpus_999" not in cited and "doc_cards_gold_002" in cited
+    assert audit_structure(ws).ok
+
+
+def test_article_never_valid_is_reported_then_retried_on_the_next_build(ws):
+    bad = ScriptedPageModel(ws, always_invalid={"doc_disputes_001"})
+    rep = llm_build(ws, bad)
+    assert list(rep.failed) == ["doc_disputes_001"]
+    assert "unknown article id" in rep.failed["doc_disputes_001"][0]
+    # retried within the build: 1 + max_retries calls per pass, over 2 passes
+    assert sum("id: doc_disputes_001" in p for p in bad.prompts) == 2 * 3
+    assert Journal(ws).rows()["doc_disputes_001"]["status"] == "failed"
+    assert audit_structure(ws).unreferenced == ["doc_disputes_001"]
+    # the next build processes only the failed article
+    good = ScriptedPageModel(ws)
+    rep2 = llm_build(ws, good)
+    assert not rep2.failed and len(good.prompts) == 1 and "id: doc_disputes_001" in good.prompts[0]
+    assert audit_structure(ws).ok
+
+
+def test_resume_after_interruption_equals_uninterrupted_build(ws, tmp_path, corpus_dir, make_ws):
+    ref = make_ws(tmp_path / "ref", corpus_dir)
+    llm_build(ref, ScriptedPageModel(ref))
+    with pytest.raises(Interrupt):
+        llm_build(ws, ScriptedPageModel(ws, interrupt_at=4))
+    assert len(load_pages(ws)) >= 1  # the work done before the kill is kept
+    again = ScriptedPageModel(ws)
+    llm_build(ws, again)
+    assert len(again.prompts) == 3  # only the articles not yet done
+    assert layer_fingerprint(ws) == layer_fingerprint(ref)
+    assert Layer(ws).index_path.read_text() == Layer(ref).index_path.read_text()
+    assert audit_structure(ws).ok
+
+
+def test_kill_between_journal_and_page_write_loses_nothing(ws, tmp_path, corpus_dir, make_ws, monkeypatch):
+    ref = make_ws(tmp_path / "ref", corpus_dir)
+    llm_build(ref, ScriptedPageModel(ref))
+    real_write = Layer.write
+    calls = {"n": 0}
+
+    def dying_write(self, page):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt  # killed after the journal recorded the page, before the file
+        real_write(self, page)
+
+    monkeypatch.setattr(Layer, "write", dying_write)
+    with pytest.raises(KeyboardInterrupt):
+        llm_build(ws, ScriptedPageModel(ws))
+    monkeypatch.setattr(Layer, "write", real_write)
+    assert any(r["status"] == "applying" for r in Journal(ws).rows().values())
+    again = ScriptedPageModel(ws)
+    llm_build(ws, again)
+    assert len(again.prompts) == 3  # the journalled article is replayed, not asked again
+    assert layer_fingerprint(ws) == layer_fingerprint(ref)
+
+
+def test_concurrent_build_covers_every_article_without_duplicate_pages(ws):
+    model = ScriptedPageModel(ws)
+    rep = llm_build(ws, model, concurrency=4)
+    pages = load_pages(ws)
+    assert not rep.failed and audit_structure(ws).ok
+    assert len(pages) == 3 and len({p.title for p in pages}) == 3
+    assert sorted(a for p in pages for a in p.source_ids()) == sorted(ArticleStore(ws).hashes())
+
+
+def test_no_merge_variant_gives_one_page_per_article_and_no_candidates(ws):
+    model = ScriptedPageModel(ws, merge=False)
+    build_wiki(ws, builder="llm", model=model.model, variant="no-merge")
+    pages = load_pages(ws)
+    assert len(pages) == 6 and all(len(p.sources) == 1 for p in pages)
+    assert all("Candidate pages (selected by search; the rest of the wiki is not shown):\n(none)" in p
+               for p in model.prompts)
+
+
+def test_llm_variants_pooled_links_and_no_intent(ws, tmp_path, corpus_dir, make_ws):
+    build_wiki(ws, builder="llm", model=ScriptedPageModel(ws).model, variant="pooled-links")
+    pages = load_pages(ws)
+    assert pages and all(not s.links for p in pages for s in p.steps) and all(p.pooled_links for p in pages)
+    other = make_ws(tmp_path / "o", corpus_dir)
+    build_wiki(other, builder="llm", model=ScriptedPageModel(other).model, variant="no-intent")
+    gold = next(p for p in load_pages(other) if "doc_cards_gold_001" in p.source_ids())
+    assert gold.solves == () and "The annual fee is $95" in gold.intent
+
+
+def test_dry_run_estimates_tokens_without_calling_the_model(ws):
+    model = ScriptedPageModel(ws)
+    est = estimate_build(ws, model=model.model)
+    assert est["articles"] == 6 and est["requests"] == 6
+    assert est["input_tokens"] > 6 * 500 and est["output_tokens"] > 0
+    assert model.prompts == []
+    llm_build(ws, ScriptedPageModel(ws))
+    assert estimate_build(ws, model=model.model)["articles"] == 0
+
+
+def test_llm_build_without_a_model_is_a_clear_error(ws):
+    with pytest.raises(UserError, match="--model"):
+        build_wiki(ws, builder="llm")
+
+
+def test_maintenance_rebuilds_only_what_changed_or_removed_articles_touch(ws, corpus_dir, write_articles, articles):
+    llm_build(ws, ScriptedPageModel(ws))
+    before = {p.id: p for p in load_pages(ws)}
+    arts = dict(articles)
+    title, body = arts["doc_cards_gold_002"]
+    arts["doc_cards_gold_002"] = (title, body + "\nReplacements are free for premium members.\n")
+    del arts["doc_savings_blue_002"]
+    write_articles(corpus_dir, arts)
+    ingest(ws, [corpus_dir])
+    model = ScriptedPageModel(ws)
+    rep = llm_build(ws, model)
+    assert rep.diff.changed == ["doc_cards_gold_002"] and rep.diff.removed == ["doc_savings_blue_002"]
+    assert len(model.prompts) == 1 and "id: doc_cards_gold_002" in model.prompts[0]
+    after = {p.id: p for p in load_pages(ws)}
+    gold = next(pid for pid, p in after.items() if "doc_cards_gold_001" in p.source_ids())
+    blue = next(pid for pid, p in after.items() if "doc_savings_blue_001" in p.source_ids())
+    disputes = next(pid for pid, p in after.items() if "doc_disputes_001" in p.source_ids())
+    assert set(rep.updated) == {gold, blue} and not rep.created and not rep.deleted
+    assert after[disputes] == before[disputes]
+    assert "doc_savings_blue_002" not in after[blue].article_ids()
+    new_hash = ArticleStore(ws).get("doc_cards_gold_002").content_hash
+    assert after[gold].built_from["doc_cards_gold_002"] == new_hash
+    audit = audit_structure(ws)
+    assert audit.ok and not audit.stale
+    assert llm_build(ws, ScriptedPageModel(ws)).up_to_date
+
+
+def test_prompt_is_bounded_by_code_selected_candidates(ws):
+    limits = LLMBuildLimits(candidate_pages=2, max_candidate_chars=500, max_article_chars=300)
+    model = ScriptedPageModel(ws)
+    builder = LLMBuilder(ws, model.model, limits=limits)
+    res = builder.run(ArticleStore(ws).list())
+    assert not res.failed
+    assert max(len(p) for p in model.prompts) <= limits.prompt_cap()
+    assert all(p.count("<page id=") <= 2 for p in model.prompts)
