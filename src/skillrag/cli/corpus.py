@@ -15,9 +15,12 @@ from skillrag.workspace import Workspace
 
 
 def init_cmd(directory: Annotated[Path, typer.Argument(help="Folder to create the workspace in.")]) -> None:
-    """Create a workspace: skillrag.yaml, wiki/, skills/, runs/ and the SQLite store."""
+    """Create a workspace: skillrag.yaml, wiki/, skills/ (with the built-in skills), runs/ and the SQLite store."""
+    from skillrag.skill import install_builtin_skills
+
     ws = Workspace.init(directory)
-    console.print(f"workspace ready at {ws.root}")
+    copied = install_builtin_skills(ws)
+    console.print(f"workspace ready at {ws.root}" + (f" (skills: {', '.join(copied)})" if copied else ""))
 
 
 def ingest_cmd(

@@ -39,7 +39,7 @@ def _root(
 
 
 #: Command modules in the order of the data flow: content → wiki → search → skill → harness → eval → service.
-COMMAND_MODULES = ["corpus", "wiki", "search", "skill", "run", "evaluation", "ask", "service"]
+COMMAND_MODULES = ["corpus", "demo", "wiki", "search", "skill", "run", "evaluation", "ask", "service"]
 
 for _name in COMMAND_MODULES:
     importlib.import_module(f"skillrag.cli.{_name}").register(app)
