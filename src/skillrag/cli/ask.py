@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from skillrag.cli._common import JsonOpt, WorkspaceOpt, console, err_console, open_workspace, print_json
+from skillrag.cli._common import JsonOpt, WorkspaceOpt, err_console, open_workspace, print_json, write_raw
 
 
 def ask_cmd(
@@ -47,7 +47,7 @@ def ask_cmd(
     if json_out:
         print_json(answer.model_dump(mode="json"))
         return
-    console.print(format_answer(answer), markup=False, highlight=False, end="")
+    write_raw(format_answer(answer))
     err_console.print(f"saved: {path}", markup=False, highlight=False)
 
 

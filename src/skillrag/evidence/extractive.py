@@ -149,6 +149,16 @@ def extract_subject(question: str) -> SubjectClass:
         m = _POSSESSIVE.search(q)
         if m:
             parent = _strip_function_words(m.group(1)) or None
+    lowered = norm_name(q)
+    role = next(
+        (r for r in sorted(_ROLES, key=len, reverse=True) if re.search(rf"\b{re.escape(r)}\b", lowered)), None
+    )
+    if role and name is None:
+        # "Who is the founder of Acme Bank?" / "Acme Bank's founder": the person is asked by role
+        name = role
+        if parent is None:
+            pm = _PREP_PARENT.search(q)
+            parent = _strip_function_words(pm.group(1)) if pm else None
     year = _YEAR.search(q)
     juris = _JURIS.search(q)
     jurisdiction = juris.group(1) if juris and not _YEAR.fullmatch(juris.group(1)) else None
@@ -190,10 +200,6 @@ def extract_subject(question: str) -> SubjectClass:
                 break
     if name and name == name.lower() and len(name) > 3 and name.endswith("s") and not name.endswith("ss"):
         name = name[:-1]
-    lowered = norm_name(q)
-    role = next(
-        (r for r in sorted(_ROLES, key=len, reverse=True) if re.search(rf"\b{re.escape(r)}\b", lowered)), None
-    )
     if name is None and role:
         name = role
     if name is None:

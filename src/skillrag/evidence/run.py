@@ -191,12 +191,23 @@ def _default_conclusion(
             ],
         )
     attr = stem_terms(subject.attribute)
-    relevant = [c for c in claims if not attr or attr <= stem_terms(c.attribute)]
+    relevant = [
+        c
+        for c in claims
+        if not attr or attr <= stem_terms(c.attribute) | stem_terms(units[c.evidence_index].section)
+    ]
     srcs = sorted({u.article_id for u in units})
     if relevant:
-        values = list(dict.fromkeys(c.value for c in relevant))
-        cited = sorted({c.article_id for c in relevant})
-        text = f"The sources state {what}: {values[0]} ({', '.join(cited)})."
+        facts: dict[tuple[str, str], list[str]] = {}
+        for c in relevant:
+            facts.setdefault((c.attribute, c.value), []).append(c.article_id)
+        if len({c.normalized for c in relevant}) == 1:
+            value = relevant[0].value
+            cited = sorted({a for ids in facts.values() for a in ids})
+            text = f"The sources state {what}: {value} ({', '.join(cited)})."
+        else:
+            listed = "; ".join(f"{a}: {v} ({', '.join(sorted(set(ids)))})" for (a, v), ids in facts.items())
+            text = f"The sources state these values for {what}, each for its own item: {listed}."
     else:
         u = units[0]
         text = f"Evidence on {what}: \u201c{u.text}\u201d ({u.article_id})."

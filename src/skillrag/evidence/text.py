@@ -27,6 +27,7 @@ __all__ = [
     "slug",
     "split_units",
     "stem_terms",
+    "stem_word",
 ]
 
 _DASHES = "\\-\u2010\u2011\u2012\u2013\u2014\u2015"
@@ -285,17 +286,22 @@ _STEM_STOP = frozenset(
 )
 
 
+def stem_word(word: str) -> str:
+    """One word as ``stem_terms`` keeps it: lower case, a plain plural ``s`` removed."""
+    tok = word.lower()
+    if len(tok) > 3 and tok.endswith("s") and not tok.endswith("ss"):
+        tok = tok[:-1]
+    return tok
+
+
 def stem_terms(text: str | None) -> set[str]:
     """Content words of ``text``, lower-cased, with a plain plural ``s`` removed."""
     if not text:
         return set()
     out = set()
     for tok in re.findall(r"[a-z0-9]+", text.lower()):
-        if tok in _STEM_STOP:
-            continue
-        if len(tok) > 3 and tok.endswith("s") and not tok.endswith("ss"):
-            tok = tok[:-1]
-        out.add(tok)
+        if tok not in _STEM_STOP:
+            out.add(stem_word(tok))
     return out
 
 

@@ -11,14 +11,16 @@ A proposed span becomes an ``EvidenceUnit`` only if (in this order, first failur
    it), or the span itself names it — a span from an article about many products that does not
    name the candidate cannot be attributed to it;
 6. the span itself names no *other* subject of the same kind (``Silver Rewards Card`` in a span
-   used for ``Gold Rewards Card``, or a look-alike such as ``Business Gold Rewards Card``);
+   used for ``Gold Rewards Card``, or a look-alike such as ``Business Gold Rewards Card``); for an
+   existence question (no attribute asked) the span must instead name the subject itself;
 7. it does not name a year when the question asks about a different one (time scope).
 
 Everything else is kept in ``dropped_evidence`` with its reason.
 
 Claims: each unit's money amounts, percentages and durations, attached to an attribute — the
-label before a colon (``Late payment fee: $32.50``) or, for a sentence that (with its section
-heading) holds every word of the question's attribute, that attribute. Claims of the question's attribute are grouped under it.
+label before a colon (``Late payment fee: $32.50``; all values after it) or, for a sentence that
+(with its section heading) holds every word of the question's attribute, that attribute (the first
+value of each kind after the attribute's words, or a range such as ``$17,500 to $112,500``). Claims of the question's attribute are grouped under it.
 A conflict is one (subject, attribute, kind of value) with more than one distinct value.
 """
 
@@ -38,6 +40,7 @@ from skillrag.evidence.text import (
     named_subjects,
     norm_name,
     stem_terms,
+    stem_word,
 )
 from skillrag.skill.contract import locate, normalize
 
@@ -133,6 +136,15 @@ def check_evidence(
             if m.extended_by
         ]
         others = look + _other_subjects(text, subject, names)
+        if subject.attribute is None:
+            # an existence question: the span must name the subject itself; other names beside it
+            # (a list of the bank's cards) do not change what it says about the subject
+            names_it = any(
+                not m.extended_by
+                for n in names
+                for m in find_mentions(n, text, allowed_prefix=subject.parent_entity)
+            )
+            others = [] if names_it else others or [f"no mention of {label}"]
         if others:
             drop(p, f"subject mismatch: the span names {others[0]!r}, not {label!r}")
             continue
@@ -168,42 +180,83 @@ def check_evidence(
     return units, dropped
 
 
-_LABEL = re.compile(r"^\s*(?:\*\*)?([^:\n]{2,80}?)(?:\*\*)?\s*:\s")
+_LABEL = re.compile(r"^\s*(?:\*\*)?([^:\n|]{2,80}?)(?:\*\*)?\s*:\s")
+_CELL_LABEL = re.compile(r"^\|\s*([^|\n]{2,80}?)\s*\|")
+_RANGE_JOIN = re.compile(r"\s*(?:to|through|-|–|—|and)\s*$")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+#: Most characters between the attribute's words and the value they govern in a sentence.
+NEAR_CHARS = 60
+_CLAUSE = re.compile(r"[,;:()\[\]]")
 
 
-def _matches_attribute(words: set[str], attr: set[str]) -> bool:
-    return bool(attr) and attr <= words
+def _phrase_span(text: str, attr: set[str]) -> tuple[int, int] | None:
+    """The first short run of words (at most ``len(attr) + 2``) holding every attribute word."""
+    toks = [(m.start(), m.end(), stem_word(m.group())) for m in _WORD.finditer(text)]
+    for i in range(len(toks)):
+        seen: set[str] = set()
+        for j in range(i, min(len(toks), i + len(attr) + 2)):
+            if toks[j][2] in attr:
+                seen.add(toks[j][2])
+            if seen == attr:
+                return toks[i][0], toks[j][1]
+    return None
+
+
+def _with_range(text: str, same: list, first) -> list:
+    nxt = next((v for v in same if v.start > first.start), None)
+    if nxt and _RANGE_JOIN.match(text[first.start + len(first.text) : nxt.start]):
+        return [first, nxt]
+    return [first]
+
+
+def _values_near(text: str, span: tuple[int, int]) -> list:
+    """Per kind, the value right after the attribute phrase (``late fee of $35``), else right
+    before it (``a $2.50 monthly fee``): within ``NEAR_CHARS`` and in the same clause (no ``, ; :``
+    or bracket between them); with its range partner."""
+    values = find_values(text)
+
+    def same_clause(a: int, b: int) -> bool:
+        return 0 <= b - a <= NEAR_CHARS and not _CLAUSE.search(text, a, b)
+
+    out = []
+    for kind in dict.fromkeys(v.kind for v in values):
+        same = [v for v in values if v.kind == kind]
+        after = [v for v in same if same_clause(span[1], v.start)]
+        before = [v for v in same if same_clause(v.start + len(v.text), span[0])]
+        if after:
+            out += _with_range(text, same, after[0])
+        elif before:
+            out.append(before[-1])
+    return out
 
 
 def claims_from_units(subject: SubjectClass, units: Sequence[EvidenceUnit]) -> list[Claim]:
-    """Deterministic claims of ``units`` (module doc). Several values of one kind in one span
+    """Deterministic claims of ``units`` (module doc). Several values of one kind after one label
     (a range, a list) form one claim whose value joins them."""
     attr = stem_terms(subject.attribute)
     out: list[Claim] = []
     for i, u in enumerate(units):
-        lab = _LABEL.match(u.text)
+        lab = _LABEL.match(u.text) or _CELL_LABEL.match(u.text)
         heading = stem_terms(u.section)
         if lab:
-            label = lab.group(1).strip().lower()
-            body = u.text[lab.end() :]
-            if _matches_attribute(stem_terms(label) | heading, attr):
-                label = subject.attribute or label
-        elif _matches_attribute(stem_terms(u.text) | heading, attr):
-            label, body = subject.attribute or "", u.text
+            label = lab.group(1).strip().strip("*").strip().lower()
+            values = find_values(u.text[lab.end() :])
+        elif attr and attr <= stem_terms(u.text) | heading:
+            label = subject.attribute or ""
+            span = _phrase_span(u.text, attr)
+            values = _values_near(u.text, span) if span else find_values(u.text) if attr <= heading else []
         else:
             continue
-        values = find_values(body)
         by_kind: dict[str, list] = {}
         for v in values:
             by_kind.setdefault(v.kind, []).append(v)
         for vs in by_kind.values():
-            norm = "|".join(dict.fromkeys(v.normalized for v in vs))
             out.append(
                 Claim(
                     subject=u.subject,
                     attribute=label,
                     value=" – ".join(v.text for v in vs),
-                    normalized=norm,
+                    normalized="|".join(dict.fromkeys(v.normalized for v in vs)),
                     evidence_index=i,
                     article_id=u.article_id,
                 )

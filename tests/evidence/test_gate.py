@@ -1,0 +1,72 @@
+"""The hard gate: absent subjects end in SUBJECT_NOT_FOUND; look-alikes are never accepted."""
+
+from skillrag.evidence import State, answer_question
+from skillrag.evidence.testing import KeywordSearch, SpyReasoner
+from skillrag.evidence.extractive import ExtractiveReasoner
+
+
+def _states(ans):
+    return [t.state for t in ans.record.path]
+
+
+def test_absent_subject_ends_in_subject_not_found_with_no_evidence_step(corpus):
+    spy = SpyReasoner(ExtractiveReasoner())
+    search = KeywordSearch(corpus)
+    ans = answer_question("What is the annual fee of Acme Bank's Titanium Card?", articles=corpus,
+                          reasoner=spy, retriever=search)
+    assert ans.final_state == State.SUBJECT_NOT_FOUND
+    assert _states(ans) == [State.INIT, State.SUBJECT_CLASS_IDENTIFIED, State.CANDIDATE_SUBJECT_DISCOVERED,
+                            State.SUBJECT_NOT_FOUND]
+    assert ans.sufficient is False
+    assert ans.risk_signal == "subject_not_found"
+    assert ans.confidence == "low"
+    assert ans.evidence == [] and ans.claims == [] and ans.conflicts == [] and ans.contract is None
+    # no evidence step ran, and the search tool was asked exactly once (no retry, no reformulation)
+    assert spy.calls == ["identify_subject", "propose_candidates"]
+    assert search.queries == ["Titanium Card Acme Bank"]
+    assert {s.state for s in ans.record.steps} == {State.SUBJECT_CLASS_IDENTIFIED, State.CANDIDATE_SUBJECT_DISCOVERED}
+    assert "Titanium Card" in ans.conclusion and ans.suggested_next_actions
+
+
+def test_look_alike_without_parent_binding_is_rejected_not_substituted(corpus):
+    # Zenith's Gold Card exists, and Acme has a Business Gold Card; Harbor Bank has none.
+    ans = answer_question("What is the annual fee of Harbor Bank's Gold Card?", articles=corpus)
+    assert ans.final_state == State.SUBJECT_NOT_FOUND
+    assert ans.candidates == []
+    reasons = {r.article_id: r.reason for r in ans.rejected_candidates}
+    assert "zenith-gold" in reasons and "Harbor Bank" in reasons["zenith-gold"]
+    assert reasons["acme-platinum"].startswith("look-alike: 'Business Gold Card'")
+    assert ans.sufficient is False and ans.risk_signal == "subject_not_found"
+
+
+def test_bound_candidate_keeps_only_articles_with_their_own_binding(corpus):
+    ans = answer_question("What is the annual fee of Acme Bank's Gold Card?", articles=corpus)
+    assert ans.final_state == State.CONCLUDED
+    (cand,) = ans.candidates
+    assert cand.name == "Gold Card"
+    assert sorted(cand.article_ids) == ["acme-gold-annual", "acme-gold-payments", "acme-gold-terms"]
+    for b in cand.bindings:
+        assert b.parent_quote is not None
+        art = next(a for a in corpus if a.id == b.name_quote.article_id)
+        for q in (b.name_quote, b.parent_quote):
+            src = art.title if q.field == "title" else art.body
+            assert src[q.start : q.end] == q.text
+        assert "Acme Bank" in b.parent_quote.text and "Gold Card" in b.name_quote.text
+    rejected = {r.article_id for r in ans.rejected_candidates}
+    assert {"zenith-gold", "acme-platinum"} <= rejected
+    assert all(u.article_id in cand.article_ids for u in ans.evidence)  # retrieval restricted to candidates
+
+
+def test_other_bank_is_found_when_asked_for(corpus):
+    ans = answer_question("What is the annual fee of the Zenith Bank Gold Card?", articles=corpus)
+    assert [c.article_ids for c in ans.candidates] == [["zenith-gold"]]
+    assert ans.final_state == State.CONCLUDED
+    assert [c.value for c in ans.claims if c.attribute == "annual fee"] == ["$0"]
+
+
+def test_founder_by_role_needs_binding_to_the_entity(corpus):
+    found = answer_question("Who is the founder of Acme Bank?", articles=corpus)
+    assert found.final_state == State.CONCLUDED
+    assert found.candidates[0].bindings[0].kind == "sentence"
+    missing = answer_question("Who is the founder of Zenith Bank?", articles=corpus)
+    assert missing.final_state == State.SUBJECT_NOT_FOUND

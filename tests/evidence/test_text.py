@@ -1,0 +1,74 @@
+import pytest
+
+from skillrag.evidence.extractive import extract_subject
+from skillrag.evidence.text import find_mentions, find_values, named_subjects, split_units
+
+
+def test_mentions_flag_a_longer_name_as_a_look_alike():
+    text = "Business Gold Card: terms. The Gold Card from Acme Bank. Acme Bank Gold Card holders."
+    ms = find_mentions("Gold Card", text, allowed_prefix="Acme Bank")
+    assert [(m.full_name, m.extended_by) for m in ms] == [
+        ("Business Gold Card", "Business"),
+        ("Gold Card", ""),
+        ("Gold Card", ""),  # preceded by the parent entity itself: not a different product
+    ]
+    assert all(text[m.start : m.end] == m.text for m in ms)
+
+
+def test_mentions_keep_a_parenthetical_qualifier_and_treat_dashes_alike():
+    text = "Open a Green Account (savings) at Rho\u2011Bank."
+    (m,) = find_mentions("Green Account", text)
+    assert m.qualifier == "savings" and m.full_name == "Green Account (savings)"
+    (p,) = find_mentions("Rho-Bank", text)
+    assert text[p.start : p.end] == "Rho\u2011Bank"
+
+
+def test_units_are_exact_spans_without_list_markers_or_headings():
+    body = "## Fees\n- Annual fee: $0.00\n1. Call us. Then wait e.g. a day.\n\nPlain text here!"
+    units = list(split_units(body))
+    assert [u.text for u in units] == ["Annual fee: $0.00", "Call us.", "Then wait e.g. a day.", "Plain text here!"]
+    assert all(body[u.start : u.end] == u.text for u in units)
+
+
+def test_values_are_normalised_for_comparison():
+    vals = find_values("fee $1,032.50, APR 17.99 %, window 105 days and 2-hour reply")
+    assert [v.normalized for v in vals] == ["usd:1032.50", "pct:17.99", "dur:105 day", "dur:2 hour"]
+
+
+def test_named_subjects_drop_leading_function_words():
+    assert named_subjects("Your Gold Card and the Silver Rewards Card", "Card") == ["Gold Card", "Silver Rewards Card"]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        (
+            "What is the annual fee of Rho-Bank's Gold Rewards Card?",
+            {"name": "Gold Rewards Card", "parent_entity": "Rho-Bank", "attribute": "annual fee", "type": "credit_card"},
+        ),
+        (
+            "What is the late fee on the Gold Card from Acme Bank?",
+            {"name": "Gold Card", "parent_entity": "Acme Bank", "attribute": "late fee"},
+        ),
+        ("Does Rho-Bank offer a Titanium Rewards Card?", {"name": "Titanium Rewards Card", "parent_entity": "Rho-Bank"}),
+        ("Does Rho-Bank offer mortgages?", {"name": "mortgage", "parent_entity": "Rho-Bank", "type": "loan"}),
+        ("What is the APR of the Acme Bank Gold Card?", {"name": "Gold Card", "parent_entity": "Acme Bank", "attribute": "APR"}),
+        (
+            "What is the educational background of Entity A's founder?",
+            {"name": "founder", "role": "founder", "type": "individual", "parent_entity": "Entity A"},
+        ),
+        (
+            "What was the minimum balance of the Green Account (checking) in 2024?",
+            {"name": "Green Account (checking)", "type": "account", "attribute": "minimum balance"},
+        ),
+    ],
+)
+def test_subject_class_by_patterns(question, expected):
+    got = extract_subject(question).model_dump()
+    assert {k: got[k] for k in expected} == expected
+
+
+def test_subject_scope_takes_year_and_place():
+    s = extract_subject("What was the late fee of Acme Bank's Gold Card in Canada in 2023?")
+    assert (s.scope.time, s.scope.jurisdiction) == ("2023", "Canada")
+    assert s.name == "Gold Card"
