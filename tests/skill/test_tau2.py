@@ -70,6 +70,7 @@ def _hidden_values(task: dict, gt) -> list[str]:
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_tau2_import_gives_46_cases_and_no_leak(tau2_dir, tmp_path, capsys):
     out = tmp_path / "cases.jsonl"
     assert main(["cases", "import-tau2", str(tau2_dir / "tasks_dev.json"), "-o", str(out)]) == 0

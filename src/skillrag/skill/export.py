@@ -117,7 +117,7 @@ prints `error: ...` on stderr and exits non-zero on bad input. Each call is time
 to `runs/tool_calls.jsonl` in the workspace.
 
 ## load_case CASE_ID
-Returns `case_id, contact_reason, contact_reason_path, case_notes, case_messages[{role, content}],
+Returns `case_id, contact_reason, contact_reason_path, case_notes, case_messages[{{role, content}}],
 n_messages, n_notes`. Reference answers are never returned.
 
 ## retrieve "QUERY" [-k K]

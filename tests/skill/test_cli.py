@@ -1,0 +1,124 @@
+"""The skill's CLI through ``skillrag.cli.main.main``: exit codes, one-line errors, JSON output."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from skillrag.cli.main import main
+from skillrag.skill.testing import make_output
+
+
+def _out(capsys):
+    cap = capsys.readouterr()
+    return cap.out, cap.err
+
+
+@pytest.fixture
+def good(tmp_path):
+    o = make_output("case_1", [("art_card_lost", "The customer's identity must be verified before any change")])
+    p = tmp_path / "good.json"
+    p.write_text(json.dumps(o))
+    return p
+
+
+@pytest.fixture
+def bad(tmp_path):
+    o = make_output("case_1", [("art_card_lost", "the customer must be verified"), ("art_x", "whatever text here")])
+    o["n_snippets"] = 5
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(o))
+    return p
+
+
+def test_validate_against_workspace(ws, good, bad, capsys):
+    assert main(["validate", str(good), "-w", str(ws.root)]) == 0
+    assert "accepted: 1 snippets" in _out(capsys)[0]
+    assert main(["validate", str(bad), "-w", str(ws.root)]) == 1
+    err = _out(capsys)[1]
+    assert err.startswith("error: output rejected:")
+    assert "- snippets[0].text: not a verbatim substring of article 'art_card_lost'" in err
+    assert "- snippets[1].source_article: unknown article 'art_x'" in err
+    assert "- n_snippets: 5 does not match" in err
+    assert main(["validate", str(bad), "-w", str(ws.root), "--json"]) == 1
+    data = json.loads(_out(capsys)[0])
+    assert data["accepted"] is False and len(data["reasons"]) >= 3
+
+
+def test_validate_with_articles_file(tmp_path, good, capsys):
+    arts = tmp_path / "arts.json"
+    arts.write_text(json.dumps({"art_card_lost": "The customer\u2019s identity must be verified before any change."}))
+    assert main(["validate", str(good), "--articles", str(arts)]) == 0
+    arts.write_text(json.dumps({"art_card_lost": "Something else entirely, nothing to see."}))
+    assert main(["validate", str(good), "--articles", str(arts)]) == 1
+    _out(capsys)
+
+
+@pytest.mark.parametrize("args", [
+    ["validate", "missing.json", "--articles", "also-missing.json"],
+    ["validate"],
+    ["validate", "x.json", "--no-such-flag"],
+])
+def test_validate_usage_errors_exit_2(tmp_path, monkeypatch, args, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    err = _out(capsys)[1]
+    assert "Traceback" not in err
+
+
+def test_validate_bad_articles_file(tmp_path, good, capsys):
+    arts = tmp_path / "arts.json"
+    arts.write_text("[1, 2]")
+    assert main(["validate", str(good), "--articles", str(arts)]) == 2
+    assert "expected a JSON object mapping article id" in _out(capsys)[1]
+
+
+def test_tool_commands(ws, cases_path, good, capsys, gt_secret):
+    w = ["-w", str(ws.root)]
+    assert main(["tool", "load-case", "case_1", "--cases", str(cases_path), *w]) == 0
+    out = _out(capsys)[0]
+    assert json.loads(out)["case_id"] == "case_1" and gt_secret not in out
+    assert main(["tool", "get-article", "art_fees", *w]) == 0
+    assert _out(capsys)[0].startswith("## Fees")
+    assert main(["tool", "get-article", "art_card_lost", "--section", "Replacement", "--json", *w]) == 0
+    assert json.loads(_out(capsys)[0])["part"] == "section:Replacement"
+    assert main(["tool", "get-article", "../etc", *w]) == 2
+    assert _out(capsys)[1].startswith("error: '../etc' is not a valid article id")
+    assert main(["tool", "save-output", str(good), *w]) == 0
+    res = json.loads(_out(capsys)[0])
+    assert res["accepted"] and (ws.runs_dir / "case_1" / "output.json").is_file()
+    assert main(["tool", "load-case", "case_1", *w]) == 2
+    assert "no case file" in _out(capsys)[1]
+
+
+def test_tool_retrieve_without_index_is_one_line_error(ws, capsys):
+    code = main(["tool", "retrieve", "lost card", "-w", str(ws.root)])
+    err = _out(capsys)[1]
+    assert code == 2 and err.startswith("error:") and "Traceback" not in err
+
+
+def test_cases_list_and_show(cases_path, capsys, gt_secret):
+    assert main(["cases", "list", "--cases", str(cases_path), "--json"]) == 0
+    rows = json.loads(_out(capsys)[0])
+    assert [r["case_id"] for r in rows] == ["case_1", "case_2"]
+    assert main(["cases", "show", "case_1", "--cases", str(cases_path)]) == 0
+    out = _out(capsys)[0]
+    assert "ground_truth" not in out and gt_secret not in out
+    assert main(["cases", "show", "nope", "--cases", str(cases_path)]) == 2
+
+
+def test_skill_list_check_export(ws, tmp_path, capsys):
+    w = ["-w", str(ws.root)]
+    assert main(["skill", "list", "--json", *w]) == 0
+    assert "cs-guidance" in [s["name"] for s in json.loads(_out(capsys)[0])["skills"]]
+    assert main(["skill", "export", "cs-guidance", str(tmp_path / "exp"), *w]) == 0
+    assert main(["skill", "check", str(tmp_path / "exp" / "cs-guidance")]) == 0
+    bad = tmp_path / "Bad"
+    bad.mkdir()
+    (bad / "SKILL.md").write_text("---\nname: Bad\ndescription: x\n---\nbody\n")
+    assert main(["skill", "check", str(bad), "--json"]) == 1
+    out = _out(capsys)[0]
+    assert json.loads(out[out.index("{"):])["ok"] is False
+    assert main(["skill", "export", "nope", str(tmp_path / "e2"), *w]) == 2
+    assert "no skill named 'nope'" in _out(capsys)[1]

@@ -1,0 +1,75 @@
+"""Skill folders and the registry: built-ins, several skills, and clear errors for bad ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from skillrag.errors import ConfigError, SkillNotFound
+from skillrag.skill import SkillRegistry, builtin_skills_dir, check_skill_folder, install_builtin_skills
+
+GOOD = "---\nname: {name}\ndescription: Answers billing questions. Use when a case is about billing.\n---\n\n# Body\n"
+
+
+def _write(ws, name, skill_md, yaml_text=None):
+    d = ws.skills_dir / name
+    d.mkdir(parents=True)
+    (d / "SKILL.md").write_text(skill_md, encoding="utf-8")
+    if yaml_text is not None:
+        (d / "skill.yaml").write_text(yaml_text, encoding="utf-8")
+    return d
+
+
+def test_builtin_cs_guidance_loads_and_conforms(ws):
+    s = SkillRegistry(ws).get("cs-guidance")
+    assert s.builtin and s.name == "cs-guidance"
+    assert s.config.max_snippets == 15 and s.config.min_snippet_chars == 15
+    assert "save_output" in s.manual and "skillrag tool save-output" in s.manual
+    assert len(s.description) <= 1024
+    assert check_skill_folder(builtin_skills_dir() / "cs-guidance") == []
+
+
+def test_install_copies_and_workspace_copy_wins(ws):
+    first = install_builtin_skills(ws)
+    assert "cs-guidance" in first and (ws.skills_dir / "cs-guidance" / "SKILL.md").is_file()
+    assert install_builtin_skills(ws) == []
+    md = ws.skills_dir / "cs-guidance" / "skill.yaml"
+    md.write_text("k: 3\n", encoding="utf-8")
+    s = SkillRegistry(ws).get("cs-guidance")
+    assert not s.builtin and s.config.k == 3
+
+
+def test_several_skills(ws):
+    _write(ws, "billing", GOOD.format(name="billing"), "k: 4\nallowed_sources: [kb]\n")
+    reg = SkillRegistry(ws)
+    names = [s.name for s in reg.list()]
+    assert "billing" in names and "cs-guidance" in names
+    assert reg.get("billing").config.allowed_sources == ["kb"]
+    assert reg.problems() == {}
+
+
+@pytest.mark.parametrize(
+    ("folder", "skill_md", "yaml_text", "match"),
+    [
+        ("b1", "---\ndescription: Use when x.\n---\nbody\n", None, "missing field 'name'"),
+        ("b2", "---\nname: b2\n---\nbody\n", None, "missing field 'description'"),
+        ("b3", GOOD.format(name="other"), None, "does not match its folder 'b3'"),
+        ("b4", GOOD.format(name="b4"), "k: 5\nretrieval_depth: 9\n", "retrieval_depth: unknown setting"),
+        ("b5", GOOD.format(name="b5"), "k: many\n", "k: Input should be a valid integer"),
+        ("b6", "no front matter at all\n", None, "no YAML front matter"),
+        ("Bad_Name", GOOD.format(name="Bad_Name"), None, "lowercase letters, digits and single hyphens"),
+        ("b8", GOOD.format(name="b8"), "budgets: {max_queries: 0}\n", "budgets.max_queries"),
+    ],
+)
+def test_bad_skills_give_clear_errors(ws, folder, skill_md, yaml_text, match):
+    _write(ws, folder, skill_md, yaml_text)
+    reg = SkillRegistry(ws)
+    with pytest.raises(ConfigError, match=match) as ei:
+        reg.get(folder)
+    assert "\n" not in str(ei.value) and folder in str(ei.value)
+    assert folder in reg.problems()
+    assert folder not in [s.name for s in reg.list()]
+
+
+def test_unknown_skill(ws):
+    with pytest.raises(SkillNotFound, match="no skill named 'nope'.*cs-guidance"):
+        SkillRegistry(ws).get("nope")
