@@ -86,6 +86,9 @@ class ModelSettings(_Section):
     judge: str | None = Field(None, description="Model id for evaluation judges.")
     timeout_s: float = Field(120.0, gt=0, description="Per-request timeout, in seconds.")
     temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature; none = provider default.")
+    max_output_tokens: int | None = Field(
+        None, ge=1, description="Cap on tokens per model response; none = provider default."
+    )
 
 
 class HarnessSettings(_Section):
@@ -99,6 +102,11 @@ class HarnessSettings(_Section):
     max_tokens: int = Field(200_000, ge=1, description="Total model tokens per case.")
     max_seconds: float = Field(600.0, gt=0, description="Wall time per case, in seconds.")
     workers: int = Field(1, ge=1, le=64, description="Cases run at once by run-batch.")
+    guided: bool = Field(
+        False,
+        description="LLM harness: force the tool the workflow expects next on every turn (for small local "
+        "models that do not choose tools themselves).",
+    )
 
 
 class SkillWebSettings(_Section):
