@@ -212,3 +212,43 @@ def test_audit_and_meta_are_allowed_objects():
     assert _reasons(o) == []
     o["meta"] = "x"
     assert "meta must be an object" in _reasons(o)
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_real_articles_substrings_located_and_perturbations_rejected(tau2_dir):
+    """On all tau2-banking articles: raw substrings (and their punctuation/whitespace look-alike
+    variants) are found at the right raw offsets; a one-word change is rejected."""
+    import json
+    import random
+
+    rng = random.Random(5)
+    bodies = {}
+    for p in sorted((tau2_dir / "documents").glob("*.json")):
+        d = json.loads(p.read_text(encoding="utf-8"))
+        bodies[d["id"]] = d["content"]
+    assert len(bodies) == 698
+    lookalike = str.maketrans({"'": "\u2019", '"': "\u201d", "-": "\u2013", " ": "\u00a0"})
+    checked = rejected = 0
+    for aid, body in bodies.items():
+        for _ in range(3):
+            if len(body) < 60:
+                break
+            a = rng.randrange(0, len(body) - 50)
+            sub = body[a : a + rng.randrange(30, 200)].strip()
+            if len(normalize(sub)) < 15:
+                continue
+            for variant in (sub, sub.translate(lookalike), " \n ".join(sub.split(" "))):
+                assert validate_output(make_output("c", [(aid, variant)]), {aid: body}) == [], (aid, variant)
+                s, e = locate(variant, body)
+                assert normalize(body[s:e]) == normalize(sub)
+            checked += 1
+            words = sub.split()
+            k = max(range(len(words)), key=lambda j: len(words[j]))
+            if words[k].isalpha():
+                words[k] = words[k].swapcase()
+                changed = " ".join(words)
+                if normalize(changed) not in normalize(body):
+                    assert locate(changed, body) is None
+                    rejected += 1
+    assert checked > 1500 and rejected > 1000

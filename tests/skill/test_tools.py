@@ -103,3 +103,25 @@ def test_allowed_sources_restrict_reads_and_saves(ws, skill, cases_path):
 def test_no_case_file(ws, skill):
     with pytest.raises(CaseNotFound, match="no case file"):
         SkillTools(ws, skill).load_case("case_1")
+
+
+def test_audit_survives_corpus_change(tools, ws, tmp_path):
+    from skillrag.corpus import ingest
+
+    text = "Order a replacement card within 2 business days."
+    saved = tools.save_output(make_output("case_1", [("art_card_lost", text)]))
+    record = json.loads(saved.path.read_text())
+    assert tools.check_audit(record) == ([], [])
+    tampered = json.loads(json.dumps(record))
+    tampered["audit"]["snippets"][0]["start"] += 3
+    reasons, _ = tools.check_audit(tampered)
+    assert reasons and "do not hold the snippet" in reasons[0]
+    # the article changes: the stored offsets + hash still say what was quoted, and validate notes it
+    src = tmp_path / "src" / "kb" / "articles.json"
+    arts = json.loads(src.read_text())
+    arts[0]["content"] = "## Replacement\n\nReplacements now ship overnight."
+    src.write_text(json.dumps(arts))
+    ingest(ws, [src.parent])
+    reasons, notes = tools.check_audit(record)
+    assert reasons == [] and "changed since the output was saved" in notes[0]
+    assert any("not a verbatim substring" in r for r in tools.check_output(record))

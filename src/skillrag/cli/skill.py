@@ -10,7 +10,15 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from skillrag.cli._common import JsonOpt, WorkspaceOpt, console, open_workspace, print_json, write_raw
+from skillrag.cli._common import (
+    JsonOpt,
+    WorkspaceOpt,
+    console,
+    err_console,
+    open_workspace,
+    print_json,
+    write_raw,
+)
 from skillrag.errors import ContractViolation, MalformedSourceError, UserError
 from skillrag.skill import (
     CaseFile,
@@ -191,20 +199,26 @@ def validate_cmd(
     skill: SkillOpt = "cs-guidance",
     json_out: JsonOpt = False,
 ) -> None:
-    """Check an output against the evidence contract. Exit 0 accepted, 1 rejected, 2 usage error."""
+    """Check an output against the evidence contract (and, for a saved output, its stored offsets).
+    Exit 0 accepted, 1 rejected, 2 usage error."""
     output = _read_json(file, "output")
     if articles is not None:
         bodies = _read_json(articles, "articles")
         if not isinstance(bodies, dict) or not all(isinstance(v, str) for v in bodies.values()):
             raise MalformedSourceError(articles, "expected a JSON object mapping article id to body text")
-        reasons = validate_output(output, bodies, ContractLimits())
+        reasons, notes = validate_output(output, bodies, ContractLimits()), []
     else:
-        reasons = _tools(workspace, skill).check_output(output)
+        t = _tools(workspace, skill)
+        reasons = t.check_output(output)
+        audit_reasons, notes = t.check_audit(output)
+        reasons += audit_reasons
     if json_out:
-        print_json({"accepted": not reasons, "reasons": reasons})
+        print_json({"accepted": not reasons, "reasons": reasons, "notes": notes})
         if reasons:
             raise typer.Exit(1)
         return
+    for note in notes:
+        err_console.print(f"note: {note}", markup=False, highlight=False)
     if reasons:
         raise ContractViolation(reasons)
     n = len(output.get("snippets") or [])

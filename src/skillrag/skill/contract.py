@@ -40,6 +40,7 @@ __all__ = [
     "normalize_with_map",
     "locate",
     "validate_output",
+    "verify_audit",
 ]
 
 #: Fields every output must have.
@@ -249,3 +250,49 @@ def validate_output(
         if locate(text, articles[aid]) is None:
             reasons.append(f"{where}.text: not a verbatim substring of article {aid!r}")
     return reasons
+
+
+def verify_audit(
+    output: Any, bodies: Mapping[str, str], hashes: Mapping[str, str]
+) -> tuple[list[str], list[str]]:
+    """Re-check the ``audit.snippets`` block ``save_output`` wrote (offsets + content hashes).
+
+    ``bodies``/``hashes`` give the *current* article bodies and content hashes. For each record
+    whose article still has the recorded hash, ``body[start:end]`` must normalise to the
+    snippet's text (else a *reason*). A record whose article changed or vanished since the save
+    gives a *note*: the stored offsets refer to the old body. Returns ``(reasons, notes)``;
+    an output without an audit block gives ``([], [])``.
+    """
+    if not isinstance(output, dict) or not isinstance(output.get("audit"), dict):
+        return [], []
+    records = output["audit"].get("snippets")
+    snippets = output.get("snippets") if isinstance(output.get("snippets"), list) else []
+    if not isinstance(records, list):
+        return ["audit.snippets: must be a list"], []
+    reasons: list[str] = []
+    notes: list[str] = []
+    for rec in records:
+        if not isinstance(rec, dict) or not all(k in rec for k in ("index", "source_article", "start", "end",
+                                                                    "content_hash")):
+            reasons.append("audit.snippets: each record needs index, source_article, start, end, content_hash")
+            continue
+        i, aid = rec["index"], rec["source_article"]
+        if not isinstance(i, int) or not 0 <= i < len(snippets) or not isinstance(snippets[i], dict):
+            reasons.append(f"audit.snippets: index {i!r} names no snippet")
+            continue
+        if snippets[i].get("source_article") != aid:
+            reasons.append(f"audit.snippets[{i}]: cites {aid!r} but the snippet cites "
+                           f"{snippets[i].get('source_article')!r}")
+            continue
+        if aid not in hashes:
+            notes.append(f"audit.snippets[{i}]: article {aid!r} is no longer in the corpus")
+            continue
+        if hashes[aid] != rec["content_hash"]:
+            notes.append(f"audit.snippets[{i}]: article {aid!r} changed since the output was saved")
+            continue
+        start, end = rec["start"], rec["end"]
+        body = bodies.get(aid, "")
+        ok = isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(body)
+        if not ok or normalize(body[start:end]) != normalize(str(snippets[i].get("text", ""))):
+            reasons.append(f"audit.snippets[{i}]: offsets {start}..{end} do not hold the snippet in {aid!r}")
+    return reasons, notes

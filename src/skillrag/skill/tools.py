@@ -20,7 +20,7 @@ from skillrag import __version__
 from skillrag.corpus import Article, ArticleStore, check_id, summarize
 from skillrag.errors import ArticleNotFound, CaseNotFound, ContractViolation, EmptyInputError
 from skillrag.skill.cases import Case, CaseFile
-from skillrag.skill.contract import locate, validate_output
+from skillrag.skill.contract import locate, validate_output, verify_audit
 from skillrag.skill.registry import Skill
 from skillrag.workspace import Workspace, atomic_write_text
 
@@ -242,6 +242,14 @@ class SkillTools:
         accepted). Does not write and is not logged."""
         reasons, _ = self._check(output)
         return reasons
+
+    def check_audit(self, output: Any) -> tuple[list[str], list[str]]:
+        """``verify_audit`` of a saved output against the current corpus: ``(reasons, notes)``."""
+        recs = (output.get("audit") or {}).get("snippets") if isinstance(output, dict) else None
+        ids = {r.get("source_article") for r in recs or [] if isinstance(r, dict)}
+        arts = self.store.get_many([i for i in ids if isinstance(i, str)])
+        return verify_audit(output, {a: x.body for a, x in arts.items()},
+                            {a: x.content_hash for a, x in arts.items()})
 
     def _check(self, output: Any) -> tuple[list[str], dict[str, Article]]:
         ids: set[str] = set()
