@@ -64,3 +64,15 @@ def test_condense_prepends_previous_key_terms():
     assert condense_terms("and how long does it take?", prev) == "freeze lost debit card and how long does it take?"
     assert condense_terms("freeze it again", prev) == "lost debit card freeze it again"
     assert condense_terms("anything", []) == "anything"
+
+
+def test_best_passages_are_exact_slices_and_skip_headings():
+    from skillrag.service._text import best_passages
+
+    body = "# Lost cards\n\n## Freeze\n\nFreeze a lost card in the app. Then call us.\nUnrelated line about loans."
+    ps = best_passages(body, "lost card freeze", min_chars=20, n=2)
+    assert ps and not ps[0].text.startswith("#")
+    for p in ps:
+        assert body[p.start:p.end] == p.text
+    assert ps[0].text.startswith("Freeze a lost card in the app.")
+    assert best_passages(body, "the a of") == []  # stop words only: nothing to match

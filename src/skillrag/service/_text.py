@@ -55,8 +55,8 @@ class Passage:
 def best_passages(body: str, query: str, *, min_chars: int = 40, max_chars: int = 400, n: int = 1) -> list[Passage]:
     """The ``n`` passages of ``body`` sharing the most query stems, best first (ties: earlier first).
 
-    A passage is a sentence or line, widened with the following ones until it has ``min_chars``
-    characters and cut to at most ``max_chars``; its text is always exactly ``body[start:end]``
+    A passage is a sentence or line (not a Markdown heading), widened with the following ones until
+    it has ``min_chars`` characters and cut to at most ``max_chars``; its text is always exactly ``body[start:end]``
     (surrounding white space trimmed). Passages with no overlap are not returned.
     """
     want = stems(query)
@@ -64,8 +64,10 @@ def best_passages(body: str, query: str, *, min_chars: int = 40, max_chars: int 
         return []
     spans = [(m.start(), m.end()) for m in _PASSAGE.finditer(body) if m.end() > m.start()]
     found: list[Passage] = []
-    for i, (s, _) in enumerate(spans):
-        e = spans[i][1]
+    for i, (s, e) in enumerate(spans):
+        head = body[s:e].strip()
+        if not head or head.startswith("#"):
+            continue  # blank lines and Markdown headings do not start a quote
         j = i
         while e - s < min_chars and j + 1 < len(spans):
             j += 1

@@ -61,6 +61,8 @@ log = logging.getLogger("skillrag.service.chat")
 RELEVANCE_MIN_FRACTION = 0.5
 #: Terms carried over from the previous question when condensing without a model.
 CONDENSE_MAX_TERMS = 8
+#: Shortest quote in an extractive answer, in characters (a skill may ask for longer ones).
+EXTRACTIVE_MIN_CHARS = 40
 #: Characters of an article or web page a model sees per read.
 READ_MAX_CHARS = 8000
 
@@ -410,12 +412,12 @@ class ChatEngine:
             if len(turn.evidence) >= v.max_snippets or turn.tool_calls >= self.settings.max_tool_calls - reserve:
                 break
             art = await self._read(turn, hit.article_id)
-            for p in best_passages(art.body, q, min_chars=v.min_snippet_chars):
+            for p in best_passages(art.body, q, min_chars=max(v.min_snippet_chars, EXTRACTIVE_MIN_CHARS)):
                 if self._cite(turn, "article", art.id, art.title, art.body, p.text):
                     turn.relevant = turn.relevant or self._relevant(q, p.overlap)
         if turn.prepared.request.web_search:
             for doc in await self._web(turn, q):
-                for p in best_passages(doc.text, q, min_chars=v.min_snippet_chars):
+                for p in best_passages(doc.text, q, min_chars=max(v.min_snippet_chars, EXTRACTIVE_MIN_CHARS)):
                     self._cite(turn, "web", doc.url, doc.title, doc.text, p.text)
         await self._say(turn, "No model is configured, so this answer is extractive: it quotes the "
                               "sources verbatim and every quote was checked against its source.\n")

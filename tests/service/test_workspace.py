@@ -1,0 +1,121 @@
+"""The real app over a real workspace: the packaged demo help center, BM25 index, built-in skills,
+the harness behind POST /runs, and the `skillrag serve` command."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import httpx
+import pytest
+
+from skillrag import demo_data
+from skillrag.cli.main import main
+from skillrag.corpus import ArticleStore, ingest
+from skillrag.search import build_index
+from skillrag.service import workspace_app
+from skillrag.service.testing import serve_app
+from skillrag.skill import install_builtin_skills
+from skillrag.workspace import Workspace, WorkspaceConfig
+
+from .conftest import events_of, first
+
+POLICY_SKILL_MD = """---
+name: policies-only
+description: Use when the question is about store policies; reads the policy articles only.
+---
+Answer from the policy articles only.
+"""
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ws")
+    cfg = WorkspaceConfig.model_validate({
+        "name": "svc-test",
+        "search": {"backend": "direct", "mode": "bm25", "embedder": "hash"},
+        "service": {"skill_web": {"policies-only": {"web_mode": "fallback", "web_allowlist": ["example.com"]}}},
+    })
+    ws = Workspace.init(root, config=cfg)
+    ingest(ws, [demo_data.HELP_CENTER])
+    build_index(ws)
+    install_builtin_skills(ws)
+    folder = ws.skills_dir / "policies-only"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(POLICY_SKILL_MD, encoding="utf-8")
+    (folder / "skill.yaml").write_text("k: 5\nmax_snippets: 3\nallowed_sources: [policies]\n", encoding="utf-8")
+    return Workspace.open(root)
+
+
+@pytest.fixture(scope="module")
+def client(ws):
+    with serve_app(workspace_app(ws)) as url, httpx.Client(base_url=url, timeout=60) as c:
+        yield c
+
+
+def test_skills_come_from_the_workspace_registry(client):
+    skills = {s["name"]: s for s in client.get("/skills").json()}
+    assert {"cs-guidance", "policies-only"} <= set(skills)
+    assert skills["policies-only"]["allowed_sources"] == ["policies"]
+    assert skills["policies-only"]["web_mode"] == "fallback"
+    assert skills["policies-only"]["web_allowlist"] == ["example.com"]
+
+
+def test_extractive_chat_on_real_index_cites_verified_article_text(client, ws):
+    store = ArticleStore(ws)
+    ev = events_of(client.post("/chat", json={"question": "/policies-only what is the return window?",
+                                              "thread_id": "real-1", "web_search": True}))
+    done = first(ev, "done")
+    assert done["status"] == "ok" and done["skill"] == "policies-only"
+    hits = first(ev, "retrieval")["hits"]
+    assert hits and all(store.get(h["article_id"]).source_tag == "policies" for h in hits)
+    assert done["citations"]
+    for c in done["citations"]:
+        art = store.get(c["source"])
+        assert art.source_tag == "policies"
+        assert art.body[c["start"]:c["end"]] == c["snippet"]
+    # web is allowed by policy but no provider is configured: said so, nothing fetched
+    webs = [d["status"] for n, d in ev if n == "web"]
+    assert webs in ([], ["not_configured"], ["not_needed"])
+
+
+def test_article_route_reads_the_store(client, ws):
+    aid = ArticleStore(ws).list()[0].id
+    r = client.get(f"/articles/{aid}")
+    assert r.status_code == 200 and r.json()["id"] == aid
+    assert client.get("/articles/kb-does-not-exist").status_code == 404
+
+
+@pytest.mark.slow
+def test_runs_route_runs_the_harness_on_a_demo_case(client):
+    case = json.loads(demo_data.CASES.read_text(encoding="utf-8").splitlines()[0])
+    agent_case = {k: v for k, v in case.items() if k != "ground_truth"}
+    r = client.post("/runs", json={"case": agent_case})
+    assert r.status_code == 202, r.text
+    run_id = r.json()["id"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        state = client.get(f"/runs/{run_id}").json()
+        if state["status"] != "running":
+            break
+        time.sleep(0.2)
+    assert state["status"] in ("accepted", "failed", "budget_exceeded"), state
+    assert state["result"]["record"]
+    if state["status"] == "accepted":
+        assert state["result"]["output"]["case_id"] == case["case_id"]
+    bad = client.post("/runs", json={"case": {"case_id": "x", "ground_truth": {"a": 1}}})
+    assert bad.status_code == 400
+
+
+def test_serve_check_lists_routes(ws, capsys):
+    assert main(["serve", "-w", str(ws.root), "--check"]) == 0
+    out = capsys.readouterr()
+    assert "POST   /chat" in out.out and "GET    /skills" in out.out
+    assert "extractive" in out.err and "web off" in out.err
+
+
+def test_serve_errors_are_one_line(tmp_path, capsys):
+    assert main(["serve", "-w", str(tmp_path / "nope"), "--check"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and "not a skillrag workspace" in err[0]
+    assert main(["serve", "-w", str(tmp_path), "--port", "0"]) == 2
