@@ -41,7 +41,7 @@ def test_export_to_folder_named_like_the_skill(skill, tmp_path):
 
 def _run(script, *args, env):
     return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, env=env,
-                          timeout=60)
+                          timeout=60, check=False)
 
 
 @pytest.mark.slow

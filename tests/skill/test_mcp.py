@@ -7,9 +7,9 @@ import json
 import anyio
 from mcp import Client
 
+from skillrag.service.mcp_server import TOOL_NAMES, build_mcp_server
 from skillrag.skill import CaseFile
 from skillrag.skill.testing import FakeRetriever, make_output
-from skillrag.service.mcp_server import TOOL_NAMES, build_mcp_server
 
 
 def test_mcp_lists_and_calls_the_tools(ws, cases_path, gt_secret):

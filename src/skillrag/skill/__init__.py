@@ -8,7 +8,13 @@ for it.
 from skillrag.skill.cases import AGENT_FIELDS, Case, CaseFile, CaseRecord, GroundTruth, Message, write_cases
 from skillrag.skill.config import SkillBudgets, SkillConfig, load_skill_config
 from skillrag.skill.contract import ContractLimits, locate, normalize, validate_output
-from skillrag.skill.registry import Skill, SkillRegistry, builtin_skills_dir, install_builtin_skills, load_skill
+from skillrag.skill.registry import (
+    Skill,
+    SkillRegistry,
+    builtin_skills_dir,
+    install_builtin_skills,
+    load_skill,
+)
 from skillrag.skill.spec import check_skill_folder
 from skillrag.skill.tau2 import import_tau2
 from skillrag.skill.tools import ArticleView, EvidenceRecord, SavedOutput, SkillTools, ToolCall, hit_to_dict

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
 
 from skillrag.corpus import check_id
-from skillrag.errors import CaseNotFound, EmptyInputError, MalformedSourceError
+from skillrag.errors import CaseNotFound, EmptyInputError, InvalidIdError, MalformedSourceError
 
 __all__ = ["AGENT_FIELDS", "Case", "CaseFile", "CaseRecord", "GroundTruth", "Message", "write_cases"]
 
@@ -143,7 +143,7 @@ class CaseFile:
                 raise MalformedSourceError(self.path, f"line {lineno}: {where}: {err['msg']}") from None
             try:
                 check_id(rec.case_id, "case")
-            except Exception as exc:
+            except InvalidIdError as exc:
                 raise MalformedSourceError(self.path, f"line {lineno}: {exc}") from None
             if rec.case_id in self._records:
                 raise MalformedSourceError(self.path, f"line {lineno}: case_id {rec.case_id!r} repeated")

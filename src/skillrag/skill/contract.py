@@ -32,13 +32,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "ALLOWED_TOP_FIELDS",
-    "ContractLimits",
     "OPTIONAL_TOP_FIELDS",
     "REQUIRED_TOP_FIELDS",
     "SNIPPET_FIELDS",
+    "ContractLimits",
+    "locate",
     "normalize",
     "normalize_with_map",
-    "locate",
     "validate_output",
     "verify_audit",
 ]

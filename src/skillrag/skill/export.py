@@ -30,7 +30,7 @@ from skillrag.skill.contract import SNIPPET_FIELDS
 from skillrag.skill.registry import Skill
 from skillrag.skill.spec import check_skill_folder
 
-__all__ = ["export_skill", "output_json_schema", "TOOL_SCRIPTS"]
+__all__ = ["TOOL_SCRIPTS", "export_skill", "output_json_schema"]
 
 #: script name → ``skillrag tool`` sub-command.
 TOOL_SCRIPTS = {

@@ -21,7 +21,7 @@ from typing import Any
 import frontmatter
 import yaml
 
-__all__ = ["FRONT_MATTER_KEYS", "NAME_PATTERN", "check_skill_folder", "check_front_matter", "read_skill_md"]
+__all__ = ["FRONT_MATTER_KEYS", "NAME_PATTERN", "check_front_matter", "check_skill_folder", "read_skill_md"]
 
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 FRONT_MATTER_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")

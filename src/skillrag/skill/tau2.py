@@ -31,9 +31,9 @@ from skillrag.skill.cases import CaseRecord, Message, _GroundTruthBody
 
 __all__ = ["import_tau2", "task_to_record"]
 
-_GOAL = re.compile(r"\*\*Your goal:?\*\*:?\s*(.+?)(?:\n\s*\n|\n\*\*|\n#|$)", re.S)
-_SITUATION = re.compile(r"\*\*Your situation:?\*\*:?\s*(.+?)(?:\n\s*\n|\n\*\*|\n#|$)", re.S)
-_OPENING = re.compile(r"\*\*(?:Opening[^*]*|Start naturally[^*]*)\*\*:?\s*\"(.+?)\"", re.S)
+_GOAL = re.compile(r"\*\*Your goal:?\*\*:?\s*(.+?)(?:\n\s*\n|\n\*\*|\n#|$)", re.DOTALL)
+_SITUATION = re.compile(r"\*\*Your situation:?\*\*:?\s*(.+?)(?:\n\s*\n|\n\*\*|\n#|$)", re.DOTALL)
+_OPENING = re.compile(r"\*\*(?:Opening[^*]*|Start naturally[^*]*)\*\*:?\s*\"(.+?)\"", re.DOTALL)
 _WHO_WANTS = re.compile(r"\bwho (wants|needs|would like|is looking) (to [^.\n]+)")
 _PREAMBLE = ("playing the role", "your character", "you are playing", "verification info", "information you know")
 _WRAPPERS = {
