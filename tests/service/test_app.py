@@ -10,7 +10,7 @@ import pytest
 
 from skillrag.service.testing import serve_app
 
-from .conftest import ARTICLES, events_of, first
+from .conftest import ARTICLES, events_of, first, parse_sse
 
 
 def chat(client, **body):
@@ -186,3 +186,66 @@ def test_runs_background_job(make_app):
     with serve_app(make_app()) as url, httpx.Client(base_url=url) as c:
         r = c.post("/runs", json={"case": {"case_id": "c"}})
         assert r.status_code == 503
+
+
+def test_events_stream_before_the_turn_ends(make_app, knowledge):
+    import threading
+
+    gate = threading.Event()
+    inner = knowledge.search
+
+    def slow_search(*a, **kw):
+        assert gate.wait(10), "the test never released the search"
+        return inner(*a, **kw)
+
+    knowledge.search = slow_search
+    with serve_app(make_app()) as url, httpx.Client(base_url=url, timeout=30) as c:
+        with c.stream("POST", "/chat", json={"question": "/cards lost card?", "thread_id": "s1"}) as r:
+            assert r.status_code == 200
+            lines = r.iter_lines()
+            got = []
+            for line in lines:  # the start event arrives while retrieval is still blocked
+                got.append(line)
+                if line.startswith("data:"):
+                    break
+            assert any(x.strip() == "event: start" for x in got) and not gate.is_set()
+            gate.set()
+            rest = "\n".join(lines)
+        # had the server buffered the stream, the search would have timed out and the turn failed
+        done = first(parse_sse(rest), "done")
+        assert done["status"] == "ok" and done["citations"]
+
+
+def test_serve_command_runs_uvicorn(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from skillrag.service.testing import free_port
+    from skillrag.workspace import Workspace
+
+    Workspace.init(tmp_path / "ws")
+    port = free_port()
+    env = {**os.environ, "SKILLRAG_LOG_LEVEL": "warning"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillrag.cli.main", "serve", "-w", str(tmp_path / "ws"), "--port", str(port),
+         "--token", "tok"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.stderr.read().decode()
+                assert time.monotonic() < deadline, "server did not come up"
+                time.sleep(0.2)
+        assert r.json()["status"] == "ok"
+        assert httpx.get(f"http://127.0.0.1:{port}/skills").status_code == 401
+        skills = httpx.get(f"http://127.0.0.1:{port}/skills", headers={"Authorization": "Bearer tok"}).json()
+        assert isinstance(skills, list)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
