@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import anyio
+import pytest
 from mcp import Client
 
 from skillrag.service.mcp_server import TOOL_NAMES, build_mcp_server
@@ -63,3 +64,28 @@ def test_mcp_lists_and_calls_the_tools(ws, cases_path, gt_secret):
                                              "save_output", "get_article"]
     logged = (ws.runs_dir / "tool_calls.jsonl").read_text().splitlines()
     assert len(logged) == 6
+
+
+@pytest.mark.slow
+def test_skillrag_mcp_command_over_stdio(ws, cases_path):
+    """`skillrag mcp -w DIR` as a real subprocess, driven by the SDK's stdio client."""
+    import sys
+
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "skillrag.cli.main", "mcp", "-w", str(ws.root), "--cases", str(cases_path)],
+    )
+
+    async def session():
+        async with Client(params) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            case = await client.call_tool("load_case", {"case_id": "case_1"})
+            art = await client.call_tool("get_article", {"article_id": "art_fees"})
+            return names, case, art
+
+    names, case, art = anyio.run(session)
+    assert names == list(TOOL_NAMES)
+    assert json.loads(case.content[0].text)["case_id"] == "case_1"
+    assert art.structured_content["text"].startswith("## Fees")
