@@ -1,0 +1,134 @@
+"""What gets indexed: *items* (articles for ``direct``, navigation pages for ``wiki``), each with a
+lexical text for BM25 and passages for dense retrieval.
+
+Passage pooling: an item's dense text (title + body) is cut into windows of ``passage_words`` words
+that overlap by ``passage_overlap`` words, each prefixed with the title; an item's dense score is its
+best passage's cosine. MiniLM reads at most 256 tokens, so without windows the end of a long article
+would be invisible to dense retrieval.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from skillrag.errors import EmptyInputError, IndexStateError
+from skillrag.workspace import Workspace
+
+__all__ = ["Item", "PageSource", "WikiPageSource", "collect_items", "passages", "text_hash"]
+
+_WS = re.compile(r"\s+")
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Item:
+    """One indexed unit. ``hash`` covers everything that affects its index entry."""
+
+    id: str
+    title: str
+    text: str
+    hash: str
+    source_tag: str = ""
+    source_path: str = ""
+    cites: tuple[str, ...] = field(default=())
+    content_hash: str = ""
+
+    def record(self) -> dict[str, Any]:
+        return {"id": self.id, "hash": self.hash, "title": self.title, "source_tag": self.source_tag,
+                "source_path": self.source_path, "cites": list(self.cites)}
+
+
+class PageSource(Protocol):
+    """Where navigation pages come from (``skillrag.wiki`` by default; a fake in tests)."""
+
+    def load_pages(self, ws: Workspace) -> Sequence[Any]: ...
+
+    def layer_fingerprint(self, ws: Workspace) -> str | None: ...
+
+
+class WikiPageSource:
+    """The navigation layer of the ``skillrag.wiki`` package, imported lazily."""
+
+    def _wiki(self) -> Any:
+        try:
+            import skillrag.wiki as wiki
+        except ImportError:  # pragma: no cover - the package ships with skillrag
+            wiki = None
+        if wiki is None or not hasattr(wiki, "load_pages") or not hasattr(wiki, "layer_fingerprint"):
+            raise IndexStateError(
+                "the wiki backend needs the navigation layer package (skillrag.wiki), which is not available; "
+                "use --backend direct"
+            )
+        return wiki
+
+    def load_pages(self, ws: Workspace) -> Sequence[Any]:
+        return self._wiki().load_pages(ws)
+
+    def layer_fingerprint(self, ws: Workspace) -> str | None:
+        return self._wiki().layer_fingerprint(ws)
+
+
+def no_layer_error(ws: Workspace) -> IndexStateError:
+    return IndexStateError(f"{ws.root}: there is no navigation layer yet; run `skillrag wiki build` first "
+                           "(or search with --backend direct)")
+
+
+def collect_items(ws: Workspace, backend: str, pages: PageSource | None = None) -> tuple[list[Item], str | None]:
+    """``(items, layer fingerprint or None)`` for ``backend``.
+
+    Raises ``EmptyInputError`` for an empty corpus or layer, ``IndexStateError`` when the wiki
+    backend has no layer.
+    """
+    if backend == "direct":
+        from skillrag.corpus import ArticleStore
+
+        arts = ArticleStore(ws).list()
+        if not arts:
+            raise EmptyInputError(f"{ws.root}: the corpus is empty; run `skillrag ingest PATH` first")
+        items = [
+            Item(id=a.id, title=a.title, text=a.body,
+                 hash=text_hash("\0".join((a.content_hash, a.title, a.source_tag, a.source_path))),
+                 source_tag=a.source_tag, source_path=a.source_path, content_hash=a.content_hash)
+            for a in arts
+        ]
+        return items, None
+    if backend != "wiki":
+        raise ValueError(f"unknown backend {backend!r}")
+    src = pages or WikiPageSource()
+    fp = src.layer_fingerprint(ws)
+    if fp is None:
+        raise no_layer_error(ws)
+    found = list(src.load_pages(ws))
+    if not found:
+        raise EmptyInputError(f"{ws.root}: the navigation layer has no pages; run `skillrag wiki build`")
+    items = []
+    for p in found:
+        text, cites = p.search_text(), tuple(p.article_ids())
+        items.append(Item(id=p.id, title=p.title, text=text, cites=cites,
+                          hash=text_hash("\0".join((p.title, text, ",".join(cites))))))
+    return items, fp
+
+
+def passages(title: str, text: str, words: int, overlap: int) -> list[str]:
+    """Dense passages of an item: ``title`` + windows of ``words`` words overlapping by ``overlap``.
+
+    A text of at most ``words`` words gives one passage; an empty text gives the title alone.
+    """
+    toks = _WS.split(text.strip()) if text.strip() else []
+    head = _WS.sub(" ", title).strip()
+    if len(toks) <= words:
+        return [f"{head}\n{' '.join(toks)}".strip()]
+    step = max(1, words - overlap)
+    out = []
+    for start in range(0, len(toks), step):
+        out.append(f"{head}\n{' '.join(toks[start : start + words])}".strip())
+        if start + words >= len(toks):
+            break
+    return out

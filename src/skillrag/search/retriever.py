@@ -1,0 +1,264 @@
+"""Hybrid retrieval over a built index: BM25 + dense, fused by reciprocal rank fusion.
+
+Backends: ``direct`` ranks articles; ``wiki`` ranks navigation pages and then returns the articles
+each page cites, in page rank order, de-duplicated, each with the pages that led to it.
+
+Long queries (a whole case, hundreds of words) are handled so that no part silently dominates:
+
+* BM25 counts a term as often as the query repeats it (a case that says "card" five times is about
+  cards) and, past ``max_query_terms`` distinct terms, keeps only those with the highest inverse
+  document frequency.
+* Dense, ``dense_query="pool"`` (default): the query is cut into windows of ``passage_words`` words,
+  each window embedded, and the mean of the unit vectors (re-normalised) is the query vector, so the
+  end of a long case counts as much as its start. ``"truncate"`` embeds only the first
+  ``max_query_tokens`` model tokens.
+
+Every search first checks that the index still matches what it was built from (article content
+hashes for ``direct``, the layer fingerprint for ``wiki``, and the embedder id and parameters) and
+raises ``IndexStateError`` otherwise; it never answers from a stale index.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import bm25s
+import numpy as np
+
+from skillrag.corpus import ArticleStore
+from skillrag.errors import EmptyInputError, IndexStateError, UserError
+from skillrag.search._items import PageSource, WikiPageSource, no_layer_error
+from skillrag.search._types import Hit, SearchFilters
+from skillrag.search.embedders import Embedder
+from skillrag.search.fusion import reciprocal_rank_fusion
+from skillrag.search.index import _versions, embedder_for, index_dir, index_params, read_manifest
+from skillrag.search.tokenize import Analyzer
+from skillrag.workspace import Workspace
+
+__all__ = ["BACKENDS", "MODES", "Retriever", "open_retriever", "preview_of"]
+
+BACKENDS = ("direct", "wiki")
+MODES = ("hybrid", "bm25", "dense")
+PREVIEW_CHARS = 200
+_WS = re.compile(r"\s+")
+
+
+def preview_of(body: str, chars: int = PREVIEW_CHARS) -> str:
+    """The first ``chars`` characters of ``body`` with whitespace runs collapsed (… when cut)."""
+    flat = _WS.sub(" ", body).strip()
+    return flat if len(flat) <= chars else flat[: chars - 1].rstrip() + "…"
+
+
+class Retriever:
+    """Searches one built index. Build with ``open_retriever``; safe to reuse across queries."""
+
+    def __init__(self, ws: Workspace, backend: str, mode: str, embedder: Embedder,
+                 pages: PageSource | None = None) -> None:
+        self.ws = ws
+        self.backend = backend
+        self.mode = mode
+        self.embedder = embedder
+        self.settings = ws.config.search
+        self._pages = pages or WikiPageSource()
+        self._store = ArticleStore(ws)
+        d = index_dir(ws, backend)
+        manifest = read_manifest(ws, backend)
+        if manifest is None:
+            if backend == "wiki" and self._pages.layer_fingerprint(ws) is None:
+                raise no_layer_error(ws)
+            raise IndexStateError(f"no {backend} search index in {ws.root}; run `skillrag index --backend {backend}`")
+        self.manifest = manifest
+        self._check_build(manifest)
+        try:
+            self.items: list[dict[str, Any]] = json.loads((d / "items.json").read_text(encoding="utf-8"))
+            self.vectors = np.load(d / "vectors.npy")
+            rows = np.load(d / "rows.npy")
+            self.bm25 = bm25s.BM25.load(str(d / "bm25"), load_vocab=True, show_progress=False)
+        except (OSError, ValueError) as exc:
+            raise IndexStateError(f"{d}: the index is damaged ({exc}); run `skillrag index --force`") from None
+        if len(rows) != len(self.vectors) or (len(rows) and rows.max() >= len(self.items)):
+            raise IndexStateError(f"{d}: the index is damaged (rows do not match); run `skillrag index --force`")
+        self._starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if len(rows) else np.zeros(0, int)
+        self.analyzer = Analyzer(self.settings.stopwords, self.settings.stemmer)
+        n = len(self.items)
+        df = np.diff(np.asarray(self.bm25.scores["indptr"]))
+        self.idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        self.index_of = {it["id"]: i for i, it in enumerate(self.items)}
+
+    # -- freshness ---------------------------------------------------------------------------------
+    def _check_build(self, manifest: dict[str, Any]) -> None:
+        if manifest.get("embedder_id") != self.embedder.id:
+            raise IndexStateError(
+                f"the {self.backend} index was built with embedder {manifest.get('embedder_id')!r}, "
+                f"not {self.embedder.id!r}; run `skillrag index --backend {self.backend}`"
+            )
+        if manifest.get("params") != index_params(self.settings) or manifest.get("versions") != _versions():
+            raise IndexStateError(f"the {self.backend} index was built with other settings or library versions; "
+                                  f"run `skillrag index --backend {self.backend}`")
+
+    def check_fresh(self) -> None:
+        """Raise ``IndexStateError`` if the corpus (``direct``) or the layer (``wiki``) changed since the build."""
+        if self.backend == "wiki":
+            fp = self._pages.layer_fingerprint(self.ws)
+            if fp is None:
+                raise no_layer_error(self.ws)
+            if fp != self.manifest.get("layer_fingerprint"):
+                raise IndexStateError("the navigation layer changed since the wiki index was built; "
+                                      "run `skillrag index --backend wiki`")
+            return
+        now = self._store.hashes()
+        built = self.manifest.get("content_hashes", {})
+        if now != built:
+            added = len(set(now) - set(built))
+            removed = len(set(built) - set(now))
+            changed = sum(1 for i in now if i in built and built[i] != now[i])
+            raise IndexStateError(
+                f"the search index is stale ({changed} changed, {added} added, {removed} removed articles "
+                "since it was built); run `skillrag index`"
+            )
+
+    # -- scoring -----------------------------------------------------------------------------------
+    def query_terms(self, query: str) -> list[int]:
+        """BM25 term ids of ``query`` in the index vocabulary, repeats kept (query term frequency);
+        past ``max_query_terms`` distinct terms, only the highest-idf ones are kept (see module doc)."""
+        vocab = self.bm25.vocab_dict
+        ids = [vocab[t] for t in self.analyzer.terms(query) if t in vocab]
+        distinct = list(dict.fromkeys(ids))
+        cap = self.settings.max_query_terms
+        if len(distinct) > cap:
+            keep = set(sorted(distinct, key=lambda t: -self.idf[t])[:cap])
+            ids = [t for t in ids if t in keep]
+        return ids
+
+    def bm25_scores(self, query: str) -> np.ndarray:
+        """``(n_items,)`` BM25 scores (Robertson & Zaragoza 2009, Lucene variant)."""
+        ids = self.query_terms(query)
+        if not ids:
+            return np.zeros(len(self.items), dtype=np.float32)
+        return np.asarray(self.bm25.get_scores_from_ids(ids), dtype=np.float32)
+
+    def query_vector(self, query: str) -> np.ndarray:
+        """``(dim,)`` float32 unit query vector under the long-query policy (see module doc)."""
+        s = self.settings
+        if s.dense_query == "pool":
+            words = query.split()
+            parts = [" ".join(words[i : i + s.passage_words]) for i in range(0, len(words), s.passage_words)]
+            vecs = self.embedder.embed(parts or [query])
+            v = vecs.mean(axis=0)
+        else:
+            trunc = getattr(self.embedder, "truncate", None)
+            text = trunc(query, s.max_query_tokens) if callable(trunc) else query
+            v = self.embedder.embed([text])[0]
+        return (v / max(float(np.linalg.norm(v)), 1e-12)).astype(np.float32)
+
+    def dense_scores(self, query: str) -> np.ndarray:
+        """``(n_items,)`` cosine of the query with each item's best passage."""
+        if not len(self.vectors):
+            return np.zeros(len(self.items), dtype=np.float32)
+        sims = self.vectors @ self.query_vector(query)
+        return np.maximum.reduceat(sims, self._starts).astype(np.float32)
+
+    def rank_items(self, query: str, mask: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """Every matching item as ``(item index, score)``, best first, under this retriever's mode."""
+        allowed = np.ones(len(self.items), dtype=bool) if mask is None else mask
+        rankings: list[list[int]] = []
+        raw: list[np.ndarray] = []
+        if self.mode in ("bm25", "hybrid"):
+            b = self.bm25_scores(query)
+            keep = np.flatnonzero(allowed & (b > 0))
+            rankings.append(keep[np.argsort(-b[keep], kind="stable")].tolist())
+            raw.append(b)
+        if self.mode in ("dense", "hybrid"):
+            d = self.dense_scores(query)
+            keep = np.flatnonzero(allowed)
+            rankings.append(keep[np.argsort(-d[keep], kind="stable")].tolist())
+            raw.append(d)
+        if self.mode != "hybrid":
+            return [(i, float(raw[0][i])) for i in rankings[0]]
+        s = self.settings
+        fused = reciprocal_rank_fusion(rankings, k=s.rrf_k, weights=[s.bm25_weight, s.dense_weight])
+        return [(int(i), score) for i, score in fused]
+
+    # -- the one public call -----------------------------------------------------------------------
+    def search(self, query: str, k: int = 10, filters: SearchFilters | None = None) -> list[Hit]:
+        """The top ``k`` articles for ``query``, best first (fewer if fewer match).
+
+        Raises ``EmptyInputError`` for a blank query, ``UserError`` for ``k`` < 1 and
+        ``IndexStateError`` when the index is stale.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise EmptyInputError("empty query: give some words to search for")
+        if k < 1:
+            raise UserError(f"k must be at least 1, got {k}")
+        self.check_fresh()
+        filters = filters if filters is not None and not filters.is_empty() else None
+        if self.backend == "direct":
+            return self._search_direct(query, k, filters)
+        return self._search_wiki(query, k, filters)
+
+    def _search_direct(self, query: str, k: int, filters: SearchFilters | None) -> list[Hit]:
+        mask = None
+        if filters is not None:
+            mask = np.array([filters.accepts(it["source_tag"], it["source_path"]) for it in self.items])
+        ranked = self.rank_items(query, mask)[:k]
+        ids = [self.items[i]["id"] for i, _ in ranked]
+        arts = self._store.get_many(ids)
+        return [Hit(article_id=a, score=sc, title=arts[a].title, preview=preview_of(arts[a].body))
+                for a, (_, sc) in zip(ids, ranked, strict=True) if a in arts]
+
+    def _search_wiki(self, query: str, k: int, filters: SearchFilters | None) -> list[Hit]:
+        ranked = self.rank_items(query)
+        order: list[str] = []
+        first_score: dict[str, float] = {}
+        led_by: dict[str, list[str]] = {}
+        for i, score in ranked:
+            page = self.items[i]
+            for a in page["cites"]:
+                if a not in led_by:
+                    led_by[a] = []
+                    order.append(a)
+                    first_score[a] = score
+                led_by[a].append(page["id"])
+        hits: list[Hit] = []
+        for start in range(0, len(order), max(4 * k, 50)):
+            chunk = order[start : start + max(4 * k, 50)]
+            arts = self._store.get_many(chunk)
+            for a in chunk:
+                art = arts.get(a)
+                if art is None or (filters is not None and not filters.accepts(art.source_tag, art.source_path)):
+                    continue
+                hits.append(Hit(article_id=a, score=first_score[a], title=art.title, preview=preview_of(art.body),
+                                page_ids=tuple(led_by[a])))
+                if len(hits) == k:
+                    return hits
+        return hits
+
+
+def open_retriever(
+    ws: Workspace,
+    *,
+    backend: str | None = None,
+    mode: str | None = None,
+    embedder: Embedder | str | None = None,
+    pages: PageSource | None = None,
+) -> Retriever:
+    """A ``Retriever`` over the built index of ``backend`` (default: ``search.backend`` of the config).
+
+    ``mode``: ``hybrid`` | ``bm25`` | ``dense`` (default: ``search.mode``). ``embedder``: an instance,
+    a registry name, or None for the configured one; it must be the one the index was built with.
+    ``pages`` replaces the ``skillrag.wiki`` page source (tests).
+    Raises ``IndexStateError`` when the index is missing, damaged or stale (or there is no navigation
+    layer for ``wiki``), ``ConfigError`` for an unknown backend or mode.
+    """
+    from skillrag.errors import ConfigError
+
+    s = ws.config.search
+    backend = backend or s.backend
+    mode = mode or s.mode
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown search backend {backend!r} (known: {', '.join(BACKENDS)})")
+    if mode not in MODES:
+        raise ConfigError(f"unknown search mode {mode!r} (known: {', '.join(MODES)})")
+    return Retriever(ws, backend, mode, embedder_for(ws, embedder), pages=pages)

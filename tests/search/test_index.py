@@ -1,0 +1,115 @@
+"""Index builds: incremental embedding, no-op rebuilds, stale-index detection, bad input."""
+
+import json
+
+import numpy as np
+import pytest
+
+from skillrag.corpus import ingest
+from skillrag.errors import EmptyInputError, IndexStateError
+from skillrag.search import build_index, open_retriever, read_manifest
+from skillrag.search.testing import HashEmbedder
+from skillrag.workspace import Workspace
+
+
+def test_first_build_embeds_every_passage_and_records_how(ws, emb):
+    report = build_index(ws, embedder=emb)
+    assert report.items == 5 and len(report.added) == 5
+    assert report.embedded == report.passages == 5 and report.reused == 0
+    m = read_manifest(ws, "direct")
+    assert m["embedder_id"] == emb.id and m["dim"] == 64
+    assert m["params"]["stemmer"] == "english" and m["versions"]["bm25s"]
+    assert set(m["content_hashes"]) == set(m["items"]) and len(m["items"]) == 5
+    assert np.load(ws.state_dir / "search" / "direct" / "vectors.npy").shape == (5, 64)
+
+
+def test_changed_article_is_reembedded_and_unchanged_ones_are_not(tmp_path, ws, emb):
+    build_index(ws, embedder=emb)
+    emb.texts_embedded.clear()
+    src = tmp_path / "src" / "accounts"
+    (src / "wire.md").write_text("# Send an international wire\n\nWires abroad take five days now.\n")
+    ingest(ws, [src], tag="accounts")
+    report = build_index(ws, embedder=emb)
+    assert report.changed == ["wire"] and not report.added and not report.removed
+    assert report.embedded == 1 and report.reused == 4
+    assert len(emb.texts_embedded) == 1 and "five days" in emb.texts_embedded[0]
+    hits = open_retriever(ws, mode="bm25", embedder=emb).search("five days wire", k=1)
+    assert hits[0].article_id == "wire"
+
+
+def test_nothing_changed_is_a_no_op(ws, emb):
+    build_index(ws, embedder=emb)
+    calls = emb.calls
+    mtime = (ws.state_dir / "search" / "direct" / "manifest.json").stat().st_mtime_ns
+    report = build_index(ws, embedder=emb)
+    assert report.up_to_date and report.embedded == 0
+    assert emb.calls == calls
+    assert (ws.state_dir / "search" / "direct" / "manifest.json").stat().st_mtime_ns == mtime
+
+
+def test_a_new_embedder_rebuilds_from_scratch_but_the_cache_serves_a_repeat(ws):
+    a, b = HashEmbedder(salt="a"), HashEmbedder(salt="b")
+    build_index(ws, embedder=a)
+    assert build_index(ws, embedder=b).embedded == 5
+    again = HashEmbedder(salt="a")
+    report = build_index(ws, embedder=again)
+    assert report.embedded == 0 and report.reused == 5 and again.calls == 0
+
+
+def test_search_on_a_stale_index_says_so(tmp_path, ws, emb):
+    build_index(ws, embedder=emb)
+    retriever = open_retriever(ws, embedder=emb)
+    assert retriever.search("wire", k=1)
+    src = tmp_path / "src" / "cards"
+    (src / "new_card.md").write_text("# A new card\n\nBrand new.\n")
+    ingest(ws, [src], tag="cards")
+    with pytest.raises(IndexStateError, match=r"stale \(0 changed, 1 added, 0 removed.*skillrag index"):
+        retriever.search("wire", k=1)
+    with pytest.raises(IndexStateError, match="stale"):
+        open_retriever(ws, embedder=emb).search("wire")
+    build_index(ws, embedder=emb)
+    assert open_retriever(ws, embedder=emb).search("brand new card", k=1)[0].article_id == "new_card"
+
+
+def test_index_from_another_embedder_or_settings_is_refused(ws, emb):
+    build_index(ws, embedder=emb)
+    with pytest.raises(IndexStateError, match="built with embedder"):
+        open_retriever(ws, embedder=HashEmbedder(dim=32))
+    ws.config.search.passage_words = 20
+    with pytest.raises(IndexStateError, match="other settings"):
+        open_retriever(ws, embedder=emb)
+
+
+def test_missing_or_damaged_index(ws, emb):
+    with pytest.raises(IndexStateError, match="no direct search index.*skillrag index"):
+        open_retriever(ws, embedder=emb)
+    build_index(ws, embedder=emb)
+    (ws.state_dir / "search" / "direct" / "rows.npy").write_bytes(b"junk")
+    with pytest.raises(IndexStateError, match="damaged"):
+        open_retriever(ws, embedder=emb)
+    report = build_index(ws, embedder=emb, force=True)
+    assert report.reused == 5 and open_retriever(ws, embedder=emb).search("wire")
+
+
+def test_empty_corpus_is_a_clear_error(tmp_path, emb):
+    ws = Workspace.init(tmp_path / "empty")
+    with pytest.raises(EmptyInputError, match="corpus is empty"):
+        build_index(ws, embedder=emb)
+
+
+def test_removed_article_leaves_the_index(tmp_path, ws, emb):
+    build_index(ws, embedder=emb)
+    (tmp_path / "src" / "accounts" / "wire.md").unlink()
+    ingest(ws, [tmp_path / "src" / "accounts"], tag="accounts")
+    report = build_index(ws, embedder=emb)
+    assert report.removed == ["wire"] and report.items == 4
+    ids = [h.article_id for h in open_retriever(ws, embedder=emb).search("wire abroad swift", k=10)]
+    assert "wire" not in ids
+    assert json.loads((ws.state_dir / "search" / "direct" / "items.json").read_text())[0]["id"] != "wire"
+
+
+def test_build_reports_progress_to_the_total(ws, emb):
+    seen = []
+    build_index(ws, embedder=emb, progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (5, 5) and seen[0][1] == 5
+

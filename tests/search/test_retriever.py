@@ -1,0 +1,137 @@
+"""Searching: modes, hits, filters, bad queries, and the wiki backend over a fake navigation layer."""
+
+import pytest
+
+from skillrag.errors import ConfigError, EmptyInputError, IndexStateError, UserError
+from skillrag.search import Hit, SearchFilters, build_index, open_retriever
+from skillrag.search.testing import FakePage, FakePageSource
+
+
+@pytest.fixture
+def built(ws, emb):
+    build_index(ws, embedder=emb)
+    return ws
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "bm25", "dense"])
+def test_every_mode_finds_the_obvious_article(built, emb, mode):
+    hits = open_retriever(built, mode=mode, embedder=emb).search("close my checking account balance", k=3)
+    assert hits and isinstance(hits[0], Hit)
+    assert hits[0].article_id == "close_account"
+    assert hits[0].title == "Close a checking account"
+    assert hits[0].preview.startswith("# Close a checking account To close")
+    assert hits[0].page_ids == ()
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_bm25_returns_only_matching_articles_and_hybrid_scores_are_rrf(built, emb):
+    hits = open_retriever(built, mode="bm25", embedder=emb).search("swift", k=10)
+    assert [h.article_id for h in hits] == ["wire"]
+    hybrid = open_retriever(built, mode="hybrid", embedder=emb).search("swift", k=10)
+    assert len(hybrid) == 5
+    assert hybrid[0].article_id == "wire"
+    assert hybrid[0].score <= 2 / 61 + 1e-12  # at most first in both rankings, k = 60
+
+
+def test_filters_by_tag_and_path_prefix(built, emb):
+    r = open_retriever(built, embedder=emb)
+    cards = r.search("card account", k=10, filters=SearchFilters(source_tags=["cards"]))
+    assert {h.article_id for h in cards} == {"lost_card", "card_fees"}
+    pref = r.search("account", k=10, filters=SearchFilters(path_prefixes=["open_"]))
+    assert [h.article_id for h in pref] == ["open_savings"]
+    both = r.search("account", k=10, filters=SearchFilters(source_tags=["cards"], path_prefixes=["open_"]))
+    assert both == []
+    assert len(r.search("account", k=10, filters=SearchFilters())) == 5
+
+
+def test_empty_query_and_bad_k(built, emb):
+    r = open_retriever(built, embedder=emb)
+    for q in ("", "   \n"):
+        with pytest.raises(EmptyInputError, match="empty query"):
+            r.search(q)
+    with pytest.raises(UserError, match="k must be"):
+        r.search("wire", k=0)
+
+
+def test_query_of_stop_words_only_still_answers_in_hybrid(built, emb):
+    assert open_retriever(built, mode="bm25", embedder=emb).search("the of and") == []
+    assert len(open_retriever(built, mode="hybrid", embedder=emb).search("the of and", k=2)) == 2
+
+
+def test_long_queries_are_capped_by_idf(built, emb):
+    built.config.search.max_query_terms = 2
+    r = open_retriever(built, mode="bm25", embedder=emb)
+    ids = r.query_terms("account account card swift abroad")
+    vocab = {v: k for k, v in r.bm25.vocab_dict.items()}
+    assert sorted({vocab[i] for i in ids}) == ["abroad", "swift"]
+    built.config.search.max_query_terms = 100
+    ids = r.query_terms("account account card")
+    assert len(ids) == 3  # repeats kept: query term frequency counts
+
+
+def test_pooled_and_truncated_dense_queries(built, emb):
+    r = open_retriever(built, mode="dense", embedder=emb)
+    long_query = ("wire abroad swift " * 200).strip()
+    v = r.query_vector(long_query)
+    assert v.shape == (64,) and abs(float((v**2).sum()) - 1) < 1e-5
+    built.config.search.dense_query = "truncate"
+    assert r.search(long_query, k=1)[0].article_id == "wire"
+
+
+def test_unknown_backend_or_mode(built, emb):
+    with pytest.raises(ConfigError, match="unknown search backend"):
+        open_retriever(built, backend="web", embedder=emb)
+    with pytest.raises(ConfigError, match="unknown search mode"):
+        open_retriever(built, mode="fuzzy", embedder=emb)
+
+
+# -- wiki backend ---------------------------------------------------------------------------------
+PAGES = [
+    FakePage("p-close", "Closing accounts", "close an account, balance zero, closing checking",
+             ["close_account", "wire"]),
+    FakePage("p-cards", "Card problems", "lost card, freeze card, replacement, card fees",
+             ["lost_card", "card_fees", "close_account"]),
+    FakePage("p-save", "Savings", "open savings interest", ["open_savings"]),
+]
+
+
+def test_wiki_without_a_layer_says_so(built, emb):
+    none = FakePageSource(None)
+    with pytest.raises(IndexStateError, match=r"no navigation layer.*skillrag wiki build"):
+        build_index(built, backend="wiki", embedder=emb, pages=none)
+    with pytest.raises(IndexStateError, match=r"no navigation layer.*skillrag wiki build"):
+        open_retriever(built, backend="wiki", embedder=emb, pages=none)
+
+
+def test_wiki_ranks_pages_then_dereferences_their_articles(built, emb):
+    src = FakePageSource(PAGES)
+    report = build_index(built, backend="wiki", embedder=emb, pages=src)
+    assert report.items == 3
+    r = open_retriever(built, backend="wiki", mode="bm25", embedder=emb, pages=src)
+    hits = r.search("close checking account balance", k=10)
+    assert [(h.article_id, h.page_ids) for h in hits] == [("close_account", ("p-close",)), ("wire", ("p-close",))]
+    assert hits[1].title == "Send an international wire" and hits[0].score == hits[1].score
+    both = r.search("closing checking freeze replacement", k=10)  # both pages cite close_account
+    ids = [h.article_id for h in both]
+    assert len(ids) == len(set(ids)) == 4  # de-duplicated
+    first = both[0].page_ids[0]
+    second = "p-cards" if first == "p-close" else "p-close"
+    assert {h.article_id: h for h in both}["close_account"].page_ids == (first, second)
+    assert r.search("closing checking freeze replacement", k=1) == both[:1]
+    cards = r.search("closing checking freeze replacement", k=10, filters=SearchFilters(source_tags=["cards"]))
+    assert {h.article_id for h in cards} == {"lost_card", "card_fees"}
+
+
+def test_wiki_index_goes_stale_when_the_layer_changes(built, emb):
+    pages = [FakePage(p.id, p.title, p.text, list(p.cites)) for p in PAGES]
+    src = FakePageSource(pages)
+    build_index(built, backend="wiki", embedder=emb, pages=src)
+    r = open_retriever(built, backend="wiki", embedder=emb, pages=src)
+    assert r.search("savings", k=1)[0].page_ids == ("p-save",)
+    pages[2].text = "open savings interest, now with bonus"
+    with pytest.raises(IndexStateError, match="navigation layer changed"):
+        r.search("savings")
+    report = build_index(built, backend="wiki", embedder=emb, pages=src)
+    assert report.changed == ["p-save"] and report.embedded == 1
+    hit = open_retriever(built, backend="wiki", embedder=emb, pages=src).search("bonus", k=1)[0]
+    assert hit.article_id == "open_savings"
