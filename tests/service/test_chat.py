@@ -175,3 +175,56 @@ def test_model_token_cap_ends_turn(make_app):
         ev = events_of(c.post("/chat", json={"question": "card?", "thread_id": "m4", "skill": "cards"}))
     assert first(ev, "done")["status"] == "budget_exceeded"
     assert first(ev, "error")["kind"] == "BudgetExceeded"
+
+
+def test_always_mode_and_plain_chat_service_allowlist(make_app):
+    from skillrag.service import SkillView, SourcePolicy
+    from skillrag.service.testing import StaticCatalog
+
+    from .conftest import CARDS
+
+    always = SkillView(name="always", k=4, policy=SourcePolicy(allowed_sources=["cards"], web_mode="always",
+                                                               web_allowlist=["example.com"]))
+    with VirtualHostServer(SITES) as site:
+        provider = StaticSearchProvider({"example.com": ["http://example.com/escrow-old"]})
+        fetcher = WebFetcher(httpx.AsyncClient(transport=LoopbackTransport({"example.com": site.port})))
+        app = make_app(catalog=StaticCatalog([CARDS, always]), web_provider=provider, fetcher=fetcher,
+                       settings=ServiceSettings(web_allowlist=["example.com"]))
+        with serve_app(app) as url, httpx.Client(base_url=url, timeout=30) as c:
+            # relevant articles exist, but `always` still reads the web (once)
+            ev = events_of(c.post("/chat", json={"question": "how do I freeze a lost card escrow?",
+                                                 "thread_id": "a1", "skill": "always", "web_search": True}))
+            assert [d["status"] for n, d in ev if n == "web"] == ["searched"]
+            kinds = {x["kind"] for x in first(ev, "done")["citations"]}
+            assert kinds == {"article", "web"}
+            # a plain chat uses service.web_allowlist in `always` mode
+            ev = events_of(c.post("/chat", json={"question": "mortgage escrow statement?", "thread_id": "a1",
+                                                 "web_search": True}))
+            assert first(ev, "web")["kept"][0]["url"] == "http://example.com/escrow"
+            assert first(ev, "done")["thread_key"] == "a1"
+
+
+def test_model_can_read_the_web_once_and_cite_the_final_url(make_app):
+    model = ScriptedModel([
+        call("search_articles", query="mortgage escrow statement"),
+        call("web_search", query="escrow statement"),
+        call("web_search", query="escrow statement again"),  # one-shot guard: refused
+        _answer("It lists taxes and insurance.", [
+            {"source": "http://example.com/escrow", "snippet": "lists the taxes and insurance paid"},
+            {"source": "http://example.com/escrow-old", "snippet": "lists the taxes"},  # not a page read
+        ]),
+    ])
+    with VirtualHostServer(SITES) as site:
+        provider = StaticSearchProvider({"example.com": ["http://example.com/escrow-old"]})
+        fetcher = WebFetcher(httpx.AsyncClient(transport=LoopbackTransport({"example.com": site.port})))
+        with serve_app(make_app(model=model, web_provider=provider, fetcher=fetcher)) as url, \
+                httpx.Client(base_url=url, timeout=30) as c:
+            ev = events_of(c.post("/chat", json={"question": "escrow statement?", "thread_id": "mw",
+                                                 "skill": "cards", "web_search": True}))
+    done = first(ev, "done")
+    assert done["status"] == "ok"
+    assert [(x["kind"], x["source"]) for x in done["citations"]] == [("web", "http://example.com/escrow")]
+    assert [r["source"] for r in done["rejected"]] == ["http://example.com/escrow-old"]
+    assert [d["status"] for n, d in ev if n == "web"] == ["searched", "already_searched"]
+    assert len(provider.queries) == 1
+    assert model.requests[1][-1].parts[0].tool_name == "search_articles"

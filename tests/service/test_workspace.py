@@ -119,3 +119,45 @@ def test_serve_errors_are_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and "not a skillrag workspace" in err[0]
     assert main(["serve", "-w", str(tmp_path), "--port", "0"]) == 2
+
+
+def test_configured_web_search_end_to_end_without_test_transport(tmp_path):
+    """`service.web_search_url` wires the shipped SearXNG provider and fetcher. Everything is real:
+    127.0.0.1 is the allowlisted host; `localhost` (same machine, different host name) is off the list,
+    so an allowlisted page redirecting there must be dropped before it is requested."""
+    from skillrag.service.testing import Page, VirtualHostServer
+
+    with VirtualHostServer({}) as site:
+        base, other = f"http://127.0.0.1:{site.port}", f"http://localhost:{site.port}"
+        site.pages.update({
+            ("127.0.0.1", "/search?q=escrow+statement+site%3A127.0.0.1&format=json"): Page(
+                json.dumps({"results": [{"url": f"{base}/go-away"}, {"url": f"{base}/old"}, {"url": f"{other}/page"}]}),
+                content_type="application/json"),
+            ("127.0.0.1", "/go-away"): Page(status=302, location=f"{other}/evil"),
+            ("127.0.0.1", "/old"): Page(status=301, location="/escrow"),
+            ("127.0.0.1", "/escrow"): Page("<p>The yearly escrow statement lists property taxes paid.</p>"),
+            ("localhost", "/evil"): Page("<p>escrow statement: off-list content</p>"),
+            ("localhost", "/page"): Page("<p>escrow statement: off-list content</p>"),
+        })
+        cfg = WorkspaceConfig.model_validate({
+            "search": {"backend": "direct", "mode": "bm25", "embedder": "hash"},
+            "service": {"web_search_url": f"{base}/search",
+                        "skill_web": {"policies-only": {"web_mode": "fallback", "web_allowlist": ["127.0.0.1"]}}},
+        })
+        ws = Workspace.init(tmp_path / "ws", config=cfg)
+        ingest(ws, [demo_data.HELP_CENTER])
+        build_index(ws)
+        folder = ws.skills_dir / "policies-only"
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(POLICY_SKILL_MD, encoding="utf-8")
+        (folder / "skill.yaml").write_text("allowed_sources: [policies]\n", encoding="utf-8")
+        with serve_app(workspace_app(Workspace.open(ws.root))) as url, httpx.Client(base_url=url, timeout=30) as c:
+            ev = events_of(c.post("/chat", json={"question": "/policies-only escrow statement", "thread_id": "e2e",
+                                                 "web_search": True}))
+    w = first(ev, "web")
+    assert w["status"] == "searched"
+    assert [k["url"] for k in w["kept"]] == [f"{base}/escrow"]
+    assert {d["url"]: d["stage"] for d in w["dropped"]} == {f"{base}/go-away": "redirect", f"{other}/page": "result"}
+    assert not any(h[0] == "localhost" for h in site.hits)
+    cites = [x for x in first(ev, "done")["citations"] if x["kind"] == "web"]
+    assert [x["source"] for x in cites] == [f"{base}/escrow"]
