@@ -1,7 +1,108 @@
-"""CLI commands for this stage (filled in by its issue)."""
+"""`skillrag index` and `skillrag search`: the retrieval index and the one retrieval tool."""
+
+from __future__ import annotations
+
+from typing import Annotated
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from skillrag.cli._common import JsonOpt, WorkspaceOpt, console, err_console, open_workspace, print_json
+from skillrag.errors import ConfigError
+from skillrag.search import BACKENDS, EMBEDDERS, MODES, IndexReport, SearchFilters, build_index, open_retriever
+from skillrag.search._items import WikiPageSource
+
+EmbedderOpt = Annotated[
+    str | None,
+    typer.Option("--embedder", help=f"Embedder backend: {', '.join(EMBEDDERS)} (default: search.embedder)."),
+]
+
+
+def _check_choice(value: str | None, choices: tuple[str, ...] | list[str], what: str) -> None:
+    if value is not None and value not in choices:
+        raise ConfigError(f"unknown {what} {value!r} (choose from {', '.join(choices)})")
+
+
+def index_cmd(
+    workspace: WorkspaceOpt = None,
+    backend: Annotated[str | None, typer.Option("--backend", help="direct, wiki or all (default: search.backend).")]
+    = None,
+    embedder: EmbedderOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Rewrite the index files even if up to date.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Build or update the search index (only new or changed items are embedded)."""
+    ws = open_workspace(workspace)
+    _check_choice(backend, [*BACKENDS, "all"], "backend")
+    _check_choice(embedder, list(EMBEDDERS), "embedder")
+    targets = list(BACKENDS) if backend == "all" else [backend or ws.config.search.backend]
+    reports: list[IndexReport] = []
+    skipped: list[str] = []
+    for target in targets:
+        if backend == "all" and target == "wiki" and WikiPageSource().layer_fingerprint(ws) is None:
+            skipped.append("wiki: no navigation layer yet (run `skillrag wiki build`); skipped")
+            continue
+        with Progress(TextColumn(f"index {target}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err_console, transient=True) as prog:
+            task = prog.add_task(target, total=None)
+            reports.append(build_index(ws, backend=target, embedder=embedder,
+                                       progress=lambda done, total: prog.update(task, completed=done, total=total),
+                                       force=force))
+    if json_out:
+        print_json({"reports": [r.to_dict() for r in reports], "skipped": skipped})
+        return
+    for r in reports:
+        if r.up_to_date:
+            console.print(f"{r.backend}: up to date ({r.items} items, {r.passages} passages)")
+        else:
+            console.print(f"{r.backend}: {r.items} items ({len(r.added)} added, {len(r.changed)} changed, "
+                          f"{len(r.removed)} removed), {r.embedded} passages embedded, {r.reused} reused, "
+                          f"{r.seconds:.1f} s")
+    for line in skipped:
+        err_console.print(line, markup=False, highlight=False)
+
+
+def search_cmd(
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="What to search for.")],
+    workspace: WorkspaceOpt = None,
+    backend: Annotated[str | None, typer.Option("--backend", help="direct or wiki (default: search.backend).")]
+    = None,
+    mode: Annotated[str | None, typer.Option("--mode", help="hybrid, bm25 or dense (default: search.mode).")] = None,
+    k: Annotated[int | None, typer.Option("-k", help="Number of articles (default: search.k).", min=1, max=200)]
+    = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Only articles with this source tag (repeatable).")]
+    = None,
+    prefix: Annotated[list[str] | None, typer.Option(
+        "--prefix", help="Only articles whose source path starts with this (repeatable).")] = None,
+    embedder: EmbedderOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Search the index: ranked source articles (with the pages that led to them for --backend wiki)."""
+    ws = open_workspace(workspace)
+    _check_choice(backend, BACKENDS, "backend")
+    _check_choice(mode, MODES, "mode")
+    _check_choice(embedder, list(EMBEDDERS), "embedder")
+    retriever = open_retriever(ws, backend=backend, mode=mode, embedder=embedder)
+    filters = SearchFilters(source_tags=tag or None, path_prefixes=prefix or None)
+    hits = retriever.search(query, k=k or ws.config.search.k, filters=filters)
+    if json_out:
+        print_json([h.to_dict() for h in hits])
+        return
+    if not hits:
+        console.print("no results")
+        return
+    table = Table("#", "article", "score", "title", "preview", *(["pages"] if retriever.backend == "wiki" else []))
+    for n, h in enumerate(hits, 1):
+        row = [str(n), h.article_id, f"{h.score:.4f}", h.title, h.preview[:80]]
+        if retriever.backend == "wiki":
+            row.append(", ".join(h.page_ids))
+        table.add_row(*row)
+    console.print(table)
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("index")(index_cmd)
+    app.command("search")(search_cmd)
+
+

@@ -1,0 +1,64 @@
+"""`skillrag index` / `skillrag search` through the real entry point."""
+
+import json
+
+from skillrag.cli.main import main
+
+
+def test_index_then_search_json(ws, capsys):
+    assert main(["index", "-w", str(ws.root), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["reports"][0]["items"] == 5 and out["reports"][0]["embedded"] == 5
+    assert main(["index", "-w", str(ws.root)]) == 0
+    assert "direct: up to date (5 items" in capsys.readouterr().out
+    assert main(["search", "swift wire abroad", "-w", str(ws.root), "-k", "2", "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert len(hits) == 2 and hits[0]["article_id"] == "wire"
+    assert set(hits[0]) == {"article_id", "score", "title", "preview", "page_ids"}
+    assert hits[0]["page_ids"] == []
+
+
+def test_search_table_and_filters(ws, capsys):
+    main(["index", "-w", str(ws.root)])
+    capsys.readouterr()
+    assert main(["search", "card", "-w", str(ws.root), "--mode", "bm25", "--tag", "cards"]) == 0
+    out = capsys.readouterr().out
+    assert "lost_card" in out and "card_fees" in out and "wire" not in out
+    assert main(["search", "account", "-w", str(ws.root), "--prefix", "open_", "--json"]) == 0
+    assert [h["article_id"] for h in json.loads(capsys.readouterr().out)] == ["open_savings"]
+
+
+def test_cli_errors_are_one_line(ws, capsys):
+    assert main(["search", "wire", "-w", str(ws.root)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: no direct search index") and err.count("\n") == 1
+    main(["index", "-w", str(ws.root)])
+    capsys.readouterr()
+    assert main(["search", "  ", "-w", str(ws.root)]) == 2
+    assert capsys.readouterr().err == "error: empty query: give some words to search for\n"
+    assert main(["search", "wire", "-w", str(ws.root), "--mode", "fuzzy"]) == 2
+    assert "unknown mode 'fuzzy'" in capsys.readouterr().err
+    assert main(["index", "-w", str(ws.root), "--embedder", "nope"]) == 2
+    assert "unknown embedder 'nope'" in capsys.readouterr().err
+
+
+def test_wiki_backend_without_a_layer(ws, capsys):
+    assert main(["index", "-w", str(ws.root), "--backend", "wiki"]) == 2
+    assert "no navigation layer" in capsys.readouterr().err
+    assert main(["index", "-w", str(ws.root), "--backend", "all"]) == 0
+    captured = capsys.readouterr()
+    assert "direct: 5 items" in captured.out and "wiki: no navigation layer yet" in captured.err
+    assert main(["search", "wire", "-w", str(ws.root), "--backend", "wiki"]) == 2
+    assert "skillrag wiki build" in capsys.readouterr().err
+
+
+def test_wiki_backend_over_a_real_extractive_layer(ws, capsys):
+    from skillrag.wiki import build_wiki
+
+    build_wiki(ws, builder="extractive")
+    assert main(["index", "-w", str(ws.root), "--backend", "wiki"]) == 0
+    capsys.readouterr()
+    assert main(["search", "swift wire abroad", "-w", str(ws.root), "--backend", "wiki", "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert hits and all(h["page_ids"] for h in hits)
+    assert "wire" in [h["article_id"] for h in hits]

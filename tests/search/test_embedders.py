@@ -1,0 +1,109 @@
+"""Embedder backends: the real packaged MiniLM, file verification, the registry, the HTTP backend."""
+
+import json
+
+import httpx
+import numpy as np
+import pytest
+
+from skillrag.errors import ConfigError, EmbedderError, MissingExtraError
+from skillrag.search import EMBEDDERS, get_embedder
+from skillrag.search.embedders import Embedder
+from skillrag.search.embedders.onnx import OnnxEmbedder, default_minilm_paths
+from skillrag.search.embedders.openai_compat import OpenAIEmbedder
+from skillrag.search.testing import HashEmbedder
+
+
+def test_minilm_int8_on_three_sentences():
+    e = get_embedder("minilm-int8")
+    assert isinstance(e, Embedder) and e.dim == 384 and e.id.startswith("minilm-int8:")
+    v = e.embed([
+        "How do I close my checking account?",
+        "I want to shut down my bank account.",
+        "The recipe needs two cups of flour and an egg.",
+    ])
+    assert v.shape == (3, 384) and v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    sims = v @ v.T
+    assert sims[0, 1] > sims[0, 2] + 0.3
+    # batching and order do not change a text's vector
+    again = e.embed(["The recipe needs two cups of flour and an egg.", "How do I close my checking account?"])
+    assert np.allclose(again[1], v[0], atol=1e-5) and np.allclose(again[0], v[2], atol=1e-5)
+    assert e.embed([]).shape[0] == 0
+
+
+def test_minilm_truncates_at_256_tokens_and_truncate_keeps_a_prefix():
+    e = get_embedder("minilm-int8")
+    long_text = "account " * 1000
+    assert e.count_tokens(long_text) == 256
+    short = e.truncate(long_text, 10)
+    assert long_text.startswith(short) and e.count_tokens(short) == 10
+    assert e.truncate("close account", 64) == "close account"
+
+
+def test_model_file_is_verified_before_use(tmp_path):
+    model, tok, sha = default_minilm_paths()
+    assert len(sha) == 64
+    with pytest.raises(EmbedderError, match="does not match the published"):
+        OnnxEmbedder(model, tok, sha256="0" * 64)
+    with pytest.raises(EmbedderError, match="no such model file"):
+        OnnxEmbedder(tmp_path / "missing.onnx", tok)
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a model")
+    with pytest.raises(EmbedderError, match="cannot load"):
+        OnnxEmbedder(bad, tok)
+
+
+def test_registry_names_and_errors():
+    assert list(EMBEDDERS) == ["minilm-int8", "onnx", "sentence-transformers", "openai", "hash"]
+    with pytest.raises(ConfigError, match="unknown embedder 'nope'"):
+        get_embedder("nope")
+    with pytest.raises(ConfigError, match="embedder_model"):
+        get_embedder("onnx")
+    with pytest.raises(ConfigError, match="embedder_url"):
+        get_embedder("openai")
+    assert isinstance(get_embedder("hash"), HashEmbedder)
+
+
+def test_sentence_transformers_names_its_extra_when_missing():
+    try:
+        import sentence_transformers  # noqa: F401
+    except ImportError:
+        with pytest.raises(MissingExtraError, match=r"skillrag\[st\]"):
+            get_embedder("sentence-transformers", model="x")
+    else:  # pragma: no cover - only where the extra is installed
+        pytest.skip("sentence-transformers is installed")
+
+
+def test_openai_compatible_endpoint_over_a_mock_transport():
+    seen = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        seen.append((str(request.url), body, request.headers.get("authorization")))
+        data = [{"index": i, "embedding": [float(len(t)), 1.0, 0.0]} for i, t in enumerate(body["input"])]
+        return httpx.Response(200, json={"data": list(reversed(data))})
+
+    e = OpenAIEmbedder("http://127.0.0.1:9/v1/", "emb-model", api_key="k", batch_size=2,
+                       transport=httpx.MockTransport(handler))
+    v = e.embed(["a", "bbb", "cc"])
+    assert v.shape == (3, 3) and np.allclose(np.linalg.norm(v, axis=1), 1)
+    assert v[1, 0] > v[0, 0]  # order restored from "index"
+    assert seen[0][0] == "http://127.0.0.1:9/v1/embeddings" and seen[0][2] == "Bearer k"
+    assert [len(b["input"]) for _, b, _ in seen] == [2, 1] and e.dim == 3
+    assert e.id == "openai:emb-model@http://127.0.0.1:9/v1"
+
+    failing = OpenAIEmbedder("http://x/v1", "m", transport=httpx.MockTransport(lambda r: httpx.Response(500)))
+    with pytest.raises(EmbedderError, match="500"):
+        failing.embed(["a"])
+    garbage = OpenAIEmbedder("http://x/v1", "m", transport=httpx.MockTransport(lambda r: httpx.Response(200, json={})))
+    with pytest.raises(EmbedderError, match="unexpected response"):
+        garbage.embed(["a"])
+
+
+def test_hash_embedder_is_deterministic_and_normalised():
+    a, b = HashEmbedder(), HashEmbedder()
+    x = a.embed(["close account", "wire abroad"])
+    assert np.array_equal(x, b.embed(["close account", "wire abroad"]))
+    assert np.allclose(np.linalg.norm(x, axis=1), 1)
+    assert a.calls == 1 and a.texts_embedded == ["close account", "wire abroad"]
