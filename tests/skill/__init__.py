@@ -1,0 +1,1 @@
+"""Tests of skillrag.skill, the skill CLI and the MCP server."""
