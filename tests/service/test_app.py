@@ -216,6 +216,7 @@ def test_events_stream_before_the_turn_ends(make_app, knowledge):
         assert done["status"] == "ok" and done["citations"]
 
 
+@pytest.mark.slow
 def test_serve_command_runs_uvicorn(tmp_path):
     import os
     import subprocess

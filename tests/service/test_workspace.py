@@ -161,3 +161,13 @@ def test_configured_web_search_end_to_end_without_test_transport(tmp_path):
     assert not any(h[0] == "localhost" for h in site.hits)
     cites = [x for x in first(ev, "done")["citations"] if x["kind"] == "web"]
     assert [x["source"] for x in cites] == [f"{base}/escrow"]
+
+
+def test_chat_without_an_index_is_503_before_streaming(tmp_path):
+    ws = Workspace.init(tmp_path / "ws")
+    ingest(ws, [demo_data.HELP_CENTER])
+    install_builtin_skills(ws)
+    with serve_app(workspace_app(ws)) as url, httpx.Client(base_url=url, timeout=30) as c:
+        r = c.post("/chat", json={"question": "/cs-guidance return window?", "thread_id": "x"})
+        assert r.status_code == 503 and r.json()["kind"] == "IndexStateError"
+        assert c.get("/healthz").status_code == 200

@@ -213,10 +213,12 @@ def create_app(
             200: {"description": "Server-sent events: start, retrieval, tool_call, web, text, error, done.",
                   "content": {"text/event-stream": {"schema": {"type": "string"}}}},
             **errors,
+            503: {"model": ErrorBody},
         },
     )
     async def chat(body: ChatRequest) -> EventSourceResponse:
-        prepared = engine.prepare(body)  # unknown skill / slug -> 400 before any byte is streamed
+        # unknown skill / slug -> 400, missing index -> 503, before any byte is streamed
+        prepared = await asyncio.to_thread(engine.prepare, body)
 
         async def events():  # type: ignore[no-untyped-def]
             async for ev in engine.stream(prepared):

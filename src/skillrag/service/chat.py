@@ -202,7 +202,8 @@ class ChatEngine:
 
     # --- request validation (errors here become HTTP 400 before any streaming) -------------
     def prepare(self, request: ChatRequest) -> PreparedChat:
-        """Validate ``request``: skill (``SkillNotFound``), question (``EmptyInputError``), model (``UserError``)."""
+        """Validate ``request``: skill (``SkillNotFound``), question (``EmptyInputError``), model (``UserError``),
+        search index (``IndexStateError``). Blocking: call it from a worker thread in async code."""
         view, question = select_skill(self.catalog, request.question, request.skill)
         key = thread_key(request.thread_id, view.name if view else None)
         spec = request.model
@@ -211,6 +212,10 @@ class ChatEngine:
         model = spec if spec is not None else self.default_model
         if isinstance(model, str):
             model = self._model(model)
+        ready = getattr(self.knowledge, "ready", None)
+        if ready is not None:
+            v = view or self.plain
+            ready(v.backend, v.mode)
         return PreparedChat(request=request, skill=view, question=question, key=key, model=model)
 
     def _model(self, spec: str) -> Any:
@@ -448,7 +453,10 @@ class ChatEngine:
             """Search the articles; returns [{article_id, title, score}] best first."""
             hits = await self._retrieve(turn, query)
             for h in hits[:3]:  # relevance gate for the web fallback (internal reads, not tool calls)
-                art = await anyio.to_thread.run_sync(self.knowledge.article, h.article_id)
+                try:
+                    art = await anyio.to_thread.run_sync(self.knowledge.article, h.article_id)
+                except UserError:
+                    continue
                 for p in best_passages(art.body, query):
                     turn.relevant = turn.relevant or self._relevant(query, p.overlap)
             return [{"article_id": h.article_id, "title": h.title, "score": round(float(h.score), 4)} for h in hits]

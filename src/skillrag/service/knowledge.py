@@ -20,7 +20,8 @@ class Knowledge(Protocol):
 
     ``search`` returns hits with ``article_id, score, title`` (``skillrag.search.Hit``), best first,
     restricted to ``source_tags`` when given; ``article`` returns an object with ``id, title, body``
-    or raises ``ArticleNotFound`` / ``InvalidIdError``.
+    or raises ``ArticleNotFound`` / ``InvalidIdError``. A backend may also offer ``ready(backend, mode)``,
+    called before a turn streams, to fail early (``IndexStateError`` -> HTTP 503).
     """
 
     def search(
@@ -52,6 +53,10 @@ class WorkspaceKnowledge:
             if key not in self._retrievers:
                 self._retrievers[key] = open_retriever(self.workspace, backend=backend, mode=mode)
             return self._retrievers[key]
+
+    def ready(self, backend: str | None, mode: str | None) -> None:
+        """Open (and cache) the retriever now; raises ``IndexStateError`` if the index is missing or stale."""
+        self._retriever(backend, mode)
 
     def search(
         self, query: str, *, k: int, backend: str | None, mode: str | None, source_tags: list[str] | None
