@@ -40,6 +40,11 @@ FIXTURE = [
         "## Business\nThe Business Gold Card from Acme Bank has an annual fee of $150.\n",
     ),
     (
+        "gold-card-rewards",
+        "Gold Card: rewards",
+        "## Rewards\nThe Gold Card earns 3% cash back on dining, with no cap.\n",
+    ),
+    (
         "acme-founder",
         "About Acme Bank",
         "## History\nMaria Lopez, the founder of Acme Bank, studied law in Madrid.\n",

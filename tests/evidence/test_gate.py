@@ -70,3 +70,33 @@ def test_founder_by_role_needs_binding_to_the_entity(corpus):
     assert found.candidates[0].bindings[0].kind == "sentence"
     missing = answer_question("Who is the founder of Zenith Bank?", articles=corpus)
     assert missing.final_state == State.SUBJECT_NOT_FOUND
+
+
+def test_existence_question_is_answered_from_a_quote_naming_the_subject(corpus):
+    ans = answer_question("Does Acme Bank offer a Gold Card?", articles=corpus)
+    assert ans.final_state == State.CONCLUDED and ans.subject.attribute is None
+    assert ans.evidence and all("Gold Card" in u.text for u in ans.evidence)
+    assert ans.sufficient and ans.confidence in {"medium", "high"}
+
+
+def test_binding_is_inherited_only_when_the_name_is_unique_to_the_parent(corpus):
+    from skillrag.evidence import EvidenceSettings
+
+    q = "What cash back does Acme Bank's Gold Card earn?"
+    # Zenith Bank also has a "Gold Card": an article naming no bank cannot be attributed to Acme
+    with_zenith = answer_question(q, articles=corpus)
+    assert "gold-card-rewards" not in with_zenith.candidates[0].article_ids
+    assert any(r.article_id == "gold-card-rewards" for r in with_zenith.rejected_candidates)
+
+    only_acme = [a for a in corpus if a.id != "zenith-gold"]
+    ans = answer_question(q, articles=only_acme)
+    (cand,) = ans.candidates
+    assert "gold-card-rewards" in cand.article_ids
+    b = cand.bindings[cand.article_ids.index("gold-card-rewards")]
+    assert b.kind == "inherited" and b.parent_quote.article_id.startswith("acme-gold")
+    assert "Acme Bank" in b.parent_quote.text
+    assert not any(r.article_id == "gold-card-rewards" for r in ans.rejected_candidates)
+    assert any(u.article_id == "gold-card-rewards" and "3%" in u.text for u in ans.evidence)
+
+    strict = answer_question(q, articles=only_acme, settings=EvidenceSettings(inherit_binding=False))
+    assert "gold-card-rewards" not in strict.candidates[0].article_ids

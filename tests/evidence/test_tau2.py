@@ -33,10 +33,16 @@ def test_not_offered_product_is_not_found_and_real_product_has_contract_evidence
     assert real.final_state == State.CONCLUDED
     assert [c.name for c in real.candidates] == ["Gold Rewards Card"]
     store = ArticleStore(ws)
+    kinds = {b.kind for b in real.candidates[0].bindings}
+    assert kinds & {"sentence", "section", "article"}  # at least one article binds it itself
     for b in real.candidates[0].bindings:
-        art = store.get(b.name_quote.article_id)
         assert b.parent_quote is not None and "Bank" in b.parent_quote.text
-        assert art.body[b.parent_quote.start : b.parent_quote.end] == b.parent_quote.text
+        parent_art = store.get(b.parent_quote.article_id)
+        assert parent_art.body[b.parent_quote.start : b.parent_quote.end] == b.parent_quote.text
+        name_art = store.get(b.name_quote.article_id)
+        src = name_art.title if b.name_quote.field == "title" else name_art.body
+        assert src[b.name_quote.start : b.name_quote.end] == b.name_quote.text
+        assert "Gold Rewards Card" in b.name_quote.text
     # look-alikes (the business card) were refused at the gate, never used
     assert any(r.reason.startswith("look-alike: 'Business Gold Rewards Card'") for r in real.rejected_candidates)
     assert real.evidence and all(u.article_id in real.candidates[0].article_ids for u in real.evidence)

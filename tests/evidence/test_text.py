@@ -72,3 +72,12 @@ def test_subject_scope_takes_year_and_place():
     s = extract_subject("What was the late fee of Acme Bank's Gold Card in Canada in 2023?")
     assert (s.scope.time, s.scope.jurisdiction) == ("2023", "Canada")
     assert s.name == "Gold Card"
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What is the APR of Rho-Bank's Silver Rewards Card?", "What is the APR of the Silver Rewards Card from Rho-Bank?"],
+)
+def test_acronym_attribute_is_not_part_of_the_name(question):
+    s = extract_subject(question)
+    assert (s.name, s.parent_entity, s.attribute) == ("Silver Rewards Card", "Rho-Bank", "APR")

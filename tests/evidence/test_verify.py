@@ -103,3 +103,44 @@ def test_gate_rejects_unverifiable_or_unbound_proposals():
         "no binding: nothing in the article ties 'Gold Card' to 'Acme Bank'",
         "look-alike: 'Business Gold Card' is not 'Gold Card'",
     ]
+
+
+def _units(*texts, section=None):
+    from skillrag.evidence.model import EvidenceUnit
+
+    return [EvidenceUnit(article_id=f"a{i}", start=0, end=len(t), text=t, subject="Gold Card", section=section)
+            for i, t in enumerate(texts)]
+
+
+def test_claims_from_labels_table_cells_and_sentences():
+    from skillrag.evidence.verify import claims_from_units, find_conflicts
+
+    subj = SubjectClass(type="account", name="Gold Card", attribute="monthly fee")
+    claims = claims_from_units(subj, _units(
+        "| Monthly maintenance fee | $22.50 |",
+        "| Paper statement fee (monthly) | $2.50 |",
+        "If you opt for paper statements, a $2.50 monthly fee applies.",
+        "To avoid the monthly maintenance fee, maintain a daily balance of $1,350.",  # other clause: no claim
+        "**Credit limit:** $500 to $2,000",
+    ))
+    got = [(c.attribute, c.value, c.normalized) for c in claims]
+    assert got == [
+        ("monthly maintenance fee", "$22.50", "usd:22.50"),
+        ("paper statement fee (monthly)", "$2.50", "usd:2.50"),
+        ("monthly fee", "$2.50", "usd:2.50"),
+        ("credit limit", "$500 – $2,000", "usd:500.00|usd:2000.00"),
+    ]
+    assert find_conflicts(claims) == []  # different items, not one fact
+
+
+def test_sentence_claim_takes_the_value_after_the_phrase():
+    from skillrag.evidence.verify import claims_from_units
+
+    subj = SubjectClass(type="credit_card", name="Gold Card", attribute="late fee")
+    (claim,) = claims_from_units(subj, _units("The Gold Card annual fee is $95 and the late fee is $35.00 per month."))
+    assert claim.value == "$35.00"
+    range_claim = claims_from_units(
+        SubjectClass(type="credit_card", name="Gold Card", attribute="credit limit"),
+        _units("Approved credit limits typically range from $17,500 to $112,500."),
+    )
+    assert [c.normalized for c in range_claim] == ["usd:17500.00|usd:112500.00"]

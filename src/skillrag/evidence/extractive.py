@@ -166,7 +166,9 @@ def extract_subject(question: str) -> SubjectClass:
         phrases = []
         for m in _CAP_PHRASE.finditer(q):
             ph = _strip_function_words(m.group(0))
+            ph = re.split(r"['’]s[ \t]+", ph)[-1]  # "APR of Rho-Bank's Gold Card" → "Gold Card"
             ph = re.sub(r"['’]s$", "", ph)
+            ph = re.sub(r"^[A-Z0-9]{2,6}s?[ \t]+(?:of|&)[ \t]+", "", ph)  # "APR of Gold Card" → "Gold Card"
             if not ph or (parent and norm_name(ph) == norm_name(parent)):
                 continue
             if jurisdiction and norm_name(ph) == norm_name(jurisdiction):
@@ -176,8 +178,7 @@ def extract_subject(question: str) -> SubjectClass:
             phrases.append((m.start(), ph))
         if parent is None and len(phrases) >= 2:
             # "the X from Acme Bank": the capitalised phrase after the preposition is the parent
-            pm = _PREP_PARENT.search(q)
-            if pm:
+            for pm in _PREP_PARENT.finditer(q):
                 cand = _strip_function_words(pm.group(1))
                 if (
                     cand
@@ -186,6 +187,7 @@ def extract_subject(question: str) -> SubjectClass:
                 ):
                     parent = cand
                     phrases = [(s, p) for s, p in phrases if norm_name(p) != norm_name(cand)]
+                    break
         if phrases:
             name = max(phrases, key=lambda sp: len(sp[1]))[1]
     if name and parent and norm_name(name).startswith(norm_name(parent) + " "):

@@ -14,19 +14,32 @@ A proposal (from either reasoner) is accepted only when code can verify it:
 4. when the question names a role (``founder``), the role word appears in one of the quotes.
 
 Everything refused is kept, with its reason, in ``rejected_candidates``.
+
+Once a candidate has its own verified binding, ``extend_to_mentions`` admits the other articles
+that name exactly that subject and no other organisation, with an ``inherited`` binding that
+cites the verified quote (the seed's rule: retrieval is restricted to the documents that reference
+the candidate subjects). ``EvidenceSettings.inherit_binding=False`` turns this off.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from skillrag.corpus.model import Article
 from skillrag.evidence.model import Binding, Candidate, Quote, RejectedCandidate, SubjectClass
 from skillrag.evidence.steps import CandidateProposal
-from skillrag.evidence.text import find_mentions, innermost_section, norm_name, slug, split_units
+from skillrag.evidence.text import (
+    FUNCTION_WORDS,
+    find_mentions,
+    innermost_section,
+    norm_name,
+    slug,
+    split_units,
+)
 from skillrag.skill.contract import locate
 
-__all__ = ["check_candidates"]
+__all__ = ["check_candidates", "extend_to_mentions", "other_entities"]
 
 
 def _locate_in(art: Article, text: str) -> Quote | None:
@@ -156,3 +169,91 @@ def check_candidates(
             have.article_ids.append(art.id)
             have.bindings.extend(cand.bindings)
     return list(merged.values()), rejected
+
+
+_ENTITY = re.compile(
+    r"\b([A-Z][\w&'’]*)[ \t\-\u2010\u2011]+(Bank|Inc|Corp|Corporation|Ltd|LLC|PLC|Company|Credit Union)\b"
+)
+_NOT_A_NAME = FUNCTION_WORDS | {
+    "between",
+    "contact",
+    "other",
+    "every",
+    "standard",
+    "linked",
+    "notify",
+    "find",
+    "retrieving",
+}
+
+
+def other_entities(text: str, parent: str) -> list[str]:
+    """Organisation names in ``text`` (a capitalised word before Bank, Inc, Corp, Ltd, LLC, PLC,
+    Company or Credit Union) that are not ``parent``."""
+    want = norm_name(parent)
+    out = []
+    for m in _ENTITY.finditer(text):
+        if norm_name(m.group(1)) in _NOT_A_NAME:
+            continue
+        name = f"{m.group(1)} {m.group(2)}"
+        if norm_name(name) != want and not want.endswith(norm_name(name)):
+            out.append(name)
+    return out
+
+
+def extend_to_mentions(
+    subject: SubjectClass,
+    candidates: Sequence[Candidate],
+    rejected: Sequence[RejectedCandidate],
+    pool: Sequence[Article],
+) -> tuple[list[Candidate], list[RejectedCandidate]]:
+    """Carry a candidate's verified parent binding to the other articles that name the *same*
+    subject: the exact name (same qualifier, no look-alike extension). Nothing is inherited when any
+    article naming the subject also names another organisation (``Zenith Bank``'s Gold Card next to
+    ``Acme Bank``'s): then the name is not unique to the parent and every article needs its own
+    binding. Joined articles get an ``inherited`` binding whose ``parent_quote`` is the verified
+    quote from the candidate's own bound article; their "no binding" rejections are withdrawn."""
+    if subject.parent_entity is None or not candidates:
+        return list(candidates), list(rejected)
+    added: set[str] = set()
+    for cand in candidates:
+        own = next((b for b in cand.bindings if b.parent_quote is not None), None)
+        if own is None:
+            continue
+        key = norm_name(cand.name)
+        hits = {}
+        for art in pool:
+            hit = None
+            for field, src in (("title", art.title), ("body", art.body)):
+                for m in find_mentions(subject.name, src, allowed_prefix=subject.parent_entity):
+                    if not m.extended_by and norm_name(m.full_name if m.qualifier else subject.name) == key:
+                        hit = (field, m)
+                        break
+                if hit:
+                    break
+            if hit is not None:
+                hits[art.id] = (art, hit)
+        if any(other_entities(a.title + "\n" + a.body, subject.parent_entity) for a, _ in hits.values()):
+            continue  # the name is also used beside another organisation: no inheritance at all
+        for aid, (art, (field, m)) in hits.items():
+            if aid in cand.article_ids:
+                continue
+            if field == "title":
+                quote = Quote(article_id=art.id, field="title", start=0, end=len(art.title), text=art.title)
+            else:
+                unit = next((u for u in split_units(art.body) if u.start <= m.start < u.end), None)
+                a, b = (unit.start, unit.end) if unit else (m.start, m.end)
+                sec = innermost_section(art.sections, a)
+                quote = Quote(
+                    article_id=art.id,
+                    field="body",
+                    start=a,
+                    end=b,
+                    text=art.body[a:b],
+                    section=sec.heading if sec else None,
+                )
+            cand.article_ids.append(art.id)
+            cand.bindings.append(Binding(kind="inherited", name_quote=quote, parent_quote=own.parent_quote))
+            added.add(art.id)
+    keep = [r for r in rejected if not (r.article_id in added and r.reason.startswith("no binding"))]
+    return list(candidates), keep

@@ -76,11 +76,13 @@ class Binding(_Model):
     """Why a candidate is tied to the query's parent entity, as quotes from the source.
 
     ``kind``: ``sentence`` (name and parent in one sentence or line), ``section`` (in one section),
-    ``article`` (name in the title or a heading, parent in the body), ``unbound`` (the question
-    names no parent entity, so no binding was required).
+    ``article`` (name in the title, parent in the body), ``inherited`` (this article names the
+    same subject and no other organisation; ``parent_quote`` is the verified quote of another
+    article of the candidate), ``unbound`` (the question names no parent entity, so no binding
+    was required).
     """
 
-    kind: Literal["sentence", "section", "article", "unbound"]
+    kind: Literal["sentence", "section", "article", "inherited", "unbound"]
     name_quote: Quote
     parent_quote: Quote | None = None
 

@@ -22,7 +22,7 @@ from skillrag.corpus.model import Article
 from skillrag.errors import EmptyInputError, IllegalTransition, UserError
 from skillrag.evidence.confidence import assess
 from skillrag.evidence.extractive import FALLBACK_NOTE, ExtractiveReasoner
-from skillrag.evidence.gate import check_candidates
+from skillrag.evidence.gate import check_candidates, extend_to_mentions
 from skillrag.evidence.machine import State, StateMachine
 from skillrag.evidence.model import (
     Candidate,
@@ -78,6 +78,11 @@ class EvidenceSettings(BaseModel):
     )
     min_chars: int = Field(15, ge=1, description="Shortest evidence unit, in characters (the contract's).")
     min_confidence: Confidence = Field("medium", description="Confidence at which an answer is sufficient.")
+    inherit_binding: bool = Field(
+        True,
+        description="Admit articles naming a bound candidate exactly (and no other organisation) "
+        "with an inherited binding; False = every article needs its own binding.",
+    )
 
 
 def check_subject(question: str, subject: SubjectClass) -> list[str]:
@@ -290,6 +295,8 @@ def answer_question(
     pool = _pool(subject, source, hit_ids, settings.max_pool)
     proposals = reasoner.propose_candidates(question, subject, pool)
     candidates, rejected = check_candidates(subject, proposals, pool)
+    if settings.inherit_binding:
+        candidates, rejected = extend_to_mentions(subject, candidates, rejected, pool)
     sm.advance(
         State.CANDIDATE_SUBJECT_DISCOVERED, f"{len(candidates)} candidate(s), {len(rejected)} rejected"
     )

@@ -180,19 +180,65 @@ def check_evidence(
     return units, dropped
 
 
-_LABEL = re.compile(r"^\s*(?:\*\*)?([^:\n|]{2,80}?)(?:\*\*)?\s*:\s")
+_LABEL = re.compile(r"^\s*(?:\*\*)?([^:\n|*]{2,80}?)(?:\*\*)?\s*:(?:\*\*)?\s")
 _CELL_LABEL = re.compile(r"^\|\s*([^|\n]{2,80}?)\s*\|")
 _RANGE_JOIN = re.compile(r"\s*(?:to|through|-|–|—|and)\s*$")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 #: Most characters between the attribute's words and the value they govern in a sentence.
 NEAR_CHARS = 60
 _CLAUSE = re.compile(r"[,;:()\[\]]")
+#: Words that may stand between an attribute and its value in a sentence.
+_LINK_WORDS = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "will",
+        "of",
+        "at",
+        "to",
+        "a",
+        "an",
+        "the",
+        "for",
+        "on",
+        "per",
+        "costs",
+        "cost",
+        "charged",
+        "set",
+        "equal",
+        "equals",
+        "just",
+        "only",
+        "currently",
+        "now",
+        "totals",
+        "total",
+        "fixed",
+        "flat",
+        "amount",
+        "amounts",
+        "up",
+        "typically",
+        "usually",
+        "generally",
+        "range",
+        "from",
+        "between",
+        "within",
+    ]
+)
 
 
 def _phrase_span(text: str, attr: set[str]) -> tuple[int, int] | None:
     """The first short run of words (at most ``len(attr) + 2``) holding every attribute word."""
     toks = [(m.start(), m.end(), stem_word(m.group())) for m in _WORD.finditer(text)]
     for i in range(len(toks)):
+        if toks[i][2] not in attr:
+            continue
         seen: set[str] = set()
         for j in range(i, min(len(toks), i + len(attr) + 2)):
             if toks[j][2] in attr:
@@ -209,14 +255,16 @@ def _with_range(text: str, same: list, first) -> list:
     return [first]
 
 
-def _values_near(text: str, span: tuple[int, int]) -> list:
+def _values_near(text: str, span: tuple[int, int], link: set[str]) -> list:
     """Per kind, the value right after the attribute phrase (``late fee of $35``), else right
-    before it (``a $2.50 monthly fee``): within ``NEAR_CHARS`` and in the same clause (no ``, ; :``
-    or bracket between them); with its range partner."""
+    before it (``a $2.50 monthly fee``): within ``NEAR_CHARS``, and only linking words
+    (``is``, ``of``, the subject's own name …) in between; with its range partner."""
     values = find_values(text)
 
     def same_clause(a: int, b: int) -> bool:
-        return 0 <= b - a <= NEAR_CHARS and not _CLAUSE.search(text, a, b)
+        if not 0 <= b - a <= NEAR_CHARS or _CLAUSE.search(text, a, b):
+            return False
+        return all(stem_word(w) in link for w in _WORD.findall(text[a:b]))
 
     out = []
     for kind in dict.fromkeys(v.kind for v in values):
@@ -242,9 +290,12 @@ def claims_from_units(subject: SubjectClass, units: Sequence[EvidenceUnit]) -> l
             label = lab.group(1).strip().strip("*").strip().lower()
             values = find_values(u.text[lab.end() :])
         elif attr and attr <= stem_terms(u.text) | heading:
-            label = subject.attribute or ""
             span = _phrase_span(u.text, attr)
-            values = _values_near(u.text, span) if span else find_values(u.text) if attr <= heading else []
+            if span is None:
+                continue
+            label = u.text[span[0] : span[1]].lower()  # "monthly paper statement fee", as written
+            link = _LINK_WORDS | stem_terms(subject.name) | stem_terms(subject.parent_entity)
+            values = _values_near(u.text, span, link)
         else:
             continue
         by_kind: dict[str, list] = {}
