@@ -114,6 +114,7 @@ def _build_extractive(
     fresh = {}
     for pid, title, g in zip(ids, titles, groups, strict=True):
         fresh[pid] = extractive_page(g, pid, title, variant=variant)
+    writes = []
     for pid, page in fresh.items():
         if pid not in old:
             report.created.append(pid)
@@ -121,14 +122,14 @@ def _build_extractive(
             report.updated.append(pid)
         else:
             continue
-        layer.write(page)
-    for pid in sorted(set(old) - set(fresh)):
-        layer.delete(pid)
-        report.deleted.append(pid)
+        writes.append(page)
+    report.deleted = sorted(set(old) - set(fresh))
+    layer.write_many(writes, report.deleted)
     lines = []
+    touched_ids = diff.touched()
     for pid, page in sorted(fresh.items()):
         for aid in page.source_ids():
-            if aid in diff.touched():
+            if aid in touched_ids:
                 kind = "new" if aid in diff.new else "changed" if aid in diff.changed else "re-placed"
                 lines.append(f"{aid} ({kind}) placed on page {pid} (builder extractive, variant {variant})")
     lines += [f"{aid} (removed) dropped; page {pid} deleted" for pid in report.deleted

@@ -1,11 +1,15 @@
-"""Candidate pages for an article, selected by code: BM25 (Robertson & Zaragoza, 2009) over the pages.
+"""Candidate pages for an article, selected by code: Okapi BM25 (Robertson & Zaragoza, 2009) over the pages.
 
 The LLM builder shows the model only these few pages, never the whole wiki, so the prompt stays
-bounded at any corpus size. The index is rebuilt lazily after pages change (bm25s, in process).
+bounded at any corpus size. Queries keep their 48 rarest known terms. The index is incremental (postings and document frequencies updated on
+every page write), because the builder changes one page per article and a full re-index per article
+would cost O(pages) each time. Tokens come from ``bm25s.tokenize`` (English stop words, lower-case).
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Iterable
 
 import bm25s
@@ -14,48 +18,67 @@ from skillrag.wiki.page import Page
 
 __all__ = ["PageSearch"]
 
+K1 = 1.5  # term-frequency saturation
+B = 0.75  # length normalisation
+MAX_QUERY_TERMS = 48  # distinct query terms scored, rarest first
+
+
+def _tokens(text: str) -> list[str]:
+    return bm25s.tokenize([text], stopwords="en", return_ids=False, show_progress=False)[0]
+
 
 class PageSearch:
-    """BM25 search over a changing set of pages: ``set(page)``, ``remove(id)``, ``search(text, k)``."""
+    """Incremental BM25 search over pages: ``set(page)``, ``remove(id)``, ``search(text, k)``, ``citing(id)``."""
 
     def __init__(self, pages: Iterable[Page] = ()) -> None:
-        self._pages: dict[str, Page] = {p.id: p for p in pages}
-        self._ids: list[str] = []
-        self._bm25: bm25s.BM25 | None = None
-        self._dirty = True
+        self._pages: dict[str, Page] = {}
+        self._tf: dict[str, Counter[str]] = {}
+        self._len: dict[str, int] = {}
+        self._postings: dict[str, set[str]] = {}
+        self._total_len = 0
+        self._cites: dict[str, set[str]] = {}
+        for p in pages:
+            self.set(p)
 
     def set(self, page: Page) -> None:
+        self.remove(page.id)
         self._pages[page.id] = page
-        self._dirty = True
+        tf = Counter(_tokens(f"{page.title}\n{page.search_text()}"))
+        self._tf[page.id] = tf
+        self._len[page.id] = n = sum(tf.values())
+        self._total_len += n
+        for t in tf:
+            self._postings.setdefault(t, set()).add(page.id)
+        for aid in page.article_ids():
+            self._cites.setdefault(aid, set()).add(page.id)
 
     def remove(self, page_id: str) -> None:
-        if self._pages.pop(page_id, None) is not None:
-            self._dirty = True
+        old = self._pages.pop(page_id, None)
+        if old is None:
+            return
+        for t in self._tf.pop(page_id):
+            self._postings[t].discard(page_id)
+        self._total_len -= self._len.pop(page_id)
+        for aid in old.article_ids():
+            self._cites.get(aid, set()).discard(page_id)
 
-    def _refresh(self) -> None:
-        self._ids = sorted(self._pages)
-        self._bm25 = None
-        if self._ids:
-            corpus = [f"{self._pages[i].title}\n{self._pages[i].search_text()}" for i in self._ids]
-            tokens = bm25s.tokenize(corpus, stopwords="en", show_progress=False)
-            if tokens.vocab:
-                self._bm25 = bm25s.BM25()
-                self._bm25.index(tokens, show_progress=False)
-        self._dirty = False
+    def citing(self, article_id: str) -> list[str]:
+        """Ids of the pages that cite ``article_id``, sorted."""
+        return sorted(self._cites.get(article_id, ()))
 
     def search(self, text: str, k: int) -> list[str]:
         """Up to ``k`` page ids, best BM25 score first (ties by id); pages scoring 0 are left out."""
-        if self._dirty:
-            self._refresh()
-        if self._bm25 is None or k <= 0:
+        n = len(self._pages)
+        if not n or k <= 0:
             return []
-        q = bm25s.tokenize([text], stopwords="en", show_progress=False)
-        if not q.vocab or len(q.ids[0]) == 0:
-            return []
-        n = min(k, len(self._ids))
-        docs, scores = self._bm25.retrieve(q, k=n, show_progress=False)
-        ranked = sorted(
-            ((float(s), self._ids[int(d)]) for d, s in zip(docs[0], scores[0], strict=True) if s > 0),
-            key=lambda t: (-t[0], t[1]),
-        )
-        return [pid for _, pid in ranked]
+        avg = self._total_len / n or 1.0
+        scores: dict[str, float] = {}
+        terms = [(len(self._postings[t]), t) for t in set(_tokens(text)) if self._postings.get(t)]
+        for df, t in sorted(terms)[:MAX_QUERY_TERMS]:  # the rarest terms carry the match
+            docs = self._postings[t]
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            for d in docs:
+                f = self._tf[d][t]
+                scores[d] = scores.get(d, 0.0) + idf * f * (K1 + 1) / (f + K1 * (1 - B + B * self._len[d] / avg))
+        ranked = sorted(((s, d) for d, s in scores.items() if s > 0), key=lambda t: (-t[0], t[1]))
+        return [d for _, d in ranked[:k]]

@@ -228,12 +228,13 @@ def extractive_page(group: list[Article], page_id: str, title: str, *, variant: 
 
 def _titles(groups: list[list[Article]], merge: bool) -> list[str]:
     out = []
+    keys = Counter(group_key(h[0].id) for h in groups if len(h) > 1)
     for g in groups:
         if len(g) == 1:
             out.append(clean_title(g[0].title))
             continue
         base = _humanize_key(group_key(g[0].id))
-        siblings = sum(1 for h in groups if len(h) > 1 and group_key(h[0].id) == group_key(g[0].id))
+        siblings = keys[group_key(g[0].id)]
         if siblings <= 1 or not merge:
             out.append(base)
             continue

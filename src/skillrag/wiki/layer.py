@@ -135,6 +135,15 @@ class Layer:
         atomic_write_text(self.page_path(page.id), render_page(page))
         self.set_index_lines([page], [])
 
+    def write_many(self, pages: Iterable[Page], removed: Iterable[str] = ()) -> None:
+        """Write several page files, delete ``removed`` ones, then update ``index.md`` once."""
+        pages, removed = list(pages), list(removed)
+        for page in pages:
+            atomic_write_text(self.page_path(page.id), render_page(page))
+        for pid in removed:
+            self.page_path(pid).unlink(missing_ok=True)
+        self.set_index_lines(pages, removed)
+
     def delete(self, page_id: str) -> None:
         """Remove one page file and its index line."""
         self.page_path(page_id).unlink(missing_ok=True)

@@ -269,7 +269,7 @@ class LLMBuilder:
         if self.variant == "no-merge":
             return []
         k = self.limits.candidate_pages
-        citing = [pid for pid in sorted(self._pages) if article.id in self._pages[pid].article_ids()]
+        citing = self._search.citing(article.id)
         query = f"{article.title}\n{article.body[:2000]}"
         ranked = citing + [p for p in self._search.search(query, k + len(citing)) if p not in citing]
         return [self._pages[pid] for pid in ranked[:k]]
