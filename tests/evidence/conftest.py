@@ -10,18 +10,22 @@ FIXTURE = [
     (
         "acme-gold-terms",
         "Acme Bank Gold Card: key terms",
-        "## Fees\n"
-        "The Gold Card issued by Acme Bank has an annual fee of $95.\n"
-        "- Late fee: $25.00\n"
-        "- Foreign transaction fee: 3%\n\n"
-        "## Rewards\n"
-        "Earn 2% cash back on every purchase.\n",
+        (
+            "## Fees\n"
+            "The Gold Card issued by Acme Bank has an annual fee of $95.\n"
+            "- Late fee: $25.00\n"
+            "- Foreign transaction fee: 3%\n\n"
+            "## Rewards\n"
+            "Earn 2% cash back on every purchase.\n"
+        ),
     ),
     (
         "acme-gold-payments",
         "Gold Card: late payments",
-        "## Late payments\n"
-        "Acme Bank charges a late fee of $35.00 on the Gold Card when the minimum payment is missed.\n",
+        (
+            "## Late payments\n"
+            "Acme Bank charges a late fee of $35.00 on the Gold Card when the minimum payment is missed.\n"
+        ),
     ),
     (
         "acme-gold-annual",
@@ -36,8 +40,10 @@ FIXTURE = [
     (
         "acme-platinum",
         "Acme Bank Platinum Card",
-        "Acme Bank's Platinum Card costs $450 a year.\n\n"
-        "## Business\nThe Business Gold Card from Acme Bank has an annual fee of $150.\n",
+        (
+            "Acme Bank's Platinum Card costs $450 a year.\n\n"
+            "## Business\nThe Business Gold Card from Acme Bank has an annual fee of $150.\n"
+        ),
     ),
     (
         "gold-card-rewards",

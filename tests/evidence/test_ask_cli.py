@@ -53,7 +53,10 @@ def test_readable_answer_for_an_absent_subject(ws, capsys, tmp_path):
         (["ask", "What?", "--skill", "nope"], "error: no skill named 'nope'"),
         (["ask", "What?", "--harness", "llm"], "error: the llm harness needs a model"),
         (["ask", "What?", "--harness", "magic"], "error: unknown harness 'magic'"),
-        (["ask", "What?", "--harness", "extractive", "--model", "test"], "error: --model runs the llm harness"),
+        (
+            ["ask", "What?", "--harness", "extractive", "--model", "test"],
+            "error: --model runs the llm harness",
+        ),
     ],
 )
 def test_bad_input_is_one_error_line(ws, capsys, args, message):

@@ -7,7 +7,9 @@ SUBJ = SubjectClass(type="credit_card", name="Gold Card", attribute="annual fee"
 
 
 def _u(aid, text="Annual fee: $95", section=None):
-    return EvidenceUnit(article_id=aid, start=0, end=len(text), text=text, subject="Gold Card", section=section)
+    return EvidenceUnit(
+        article_id=aid, start=0, end=len(text), text=text, subject="Gold Card", section=section
+    )
 
 
 @pytest.mark.parametrize(
@@ -19,8 +21,12 @@ def _u(aid, text="Annual fee: $95", section=None):
         ([_u("a")], 1, [], ("medium", True, "none")),
         ([_u("a"), _u("a", "Annual fee is $95 per year")], 1, [], ("medium", True, "none")),  # one article
         ([_u("a"), _u("b")], 1, [], ("high", True, "none")),
-        ([_u("a"), _u("b")], 1, [Conflict(subject="Gold Card", attribute="annual fee", claims=[])],
-         ("low", False, "conflict")),
+        (
+            [_u("a"), _u("b")],
+            1,
+            [Conflict(subject="Gold Card", attribute="annual fee", claims=[])],
+            ("low", False, "conflict"),
+        ),
         ([_u("a"), _u("b")], 2, [], ("low", False, "ambiguous_subject")),
     ],
 )
@@ -35,7 +41,9 @@ def test_model_judgement_can_only_lower_sufficiency():
 
 
 def test_threshold_and_mismatch_signal():
-    dropped = [DroppedEvidence(article_id="a", text="x", reason="subject mismatch: the span names 'Silver Card'")]
+    dropped = [
+        DroppedEvidence(article_id="a", text="x", reason="subject mismatch: the span names 'Silver Card'")
+    ]
     a = assess(SUBJ, 1, [_u("a")], [], dropped)
     assert (a.sufficient, a.risk_signal) == (True, "subject_mismatch")
     strict = assess(SUBJ, 1, [_u("a")], [], [], min_confidence="high")

@@ -1,9 +1,9 @@
 """Disagreeing sources are surfaced side by side with citations, never arbitrated."""
 
 from skillrag.evidence import State, answer_question
+from skillrag.evidence.model import Claim
 from skillrag.evidence.testing import make_articles
 from skillrag.evidence.verify import find_conflicts
-from skillrag.evidence.model import Claim
 
 
 def test_two_articles_disagreeing_on_a_fee_are_both_surfaced(corpus):
@@ -32,10 +32,20 @@ def test_agreeing_independent_sources_give_high_confidence(corpus):
 
 
 def test_a_time_window_conflict_is_found_too():
-    arts = make_articles([
-        ("a", "Zip Card: disputes", "## Disputes\nThe dispute window for the Zip Card at Zip Bank is 60 days.\n"),
-        ("b", "Zip Card: dispute window", "## Disputes\nZip Bank gives Zip Card holders a dispute window of 90 days from the statement date.\n"),
-    ])
+    arts = make_articles(
+        [
+            (
+                "a",
+                "Zip Card: disputes",
+                "## Disputes\nThe dispute window for the Zip Card at Zip Bank is 60 days.\n",
+            ),
+            (
+                "b",
+                "Zip Card: dispute window",
+                "## Disputes\nZip Bank gives Zip Card holders a dispute window of 90 days from the statement date.\n",
+            ),
+        ]
+    )
     ans = answer_question("What is the dispute window for Zip Bank's Zip Card?", articles=arts)
     assert ans.risk_signal == "conflict"
     assert {c.normalized for c in ans.conflicts[0].claims} == {"dur:60 day", "dur:90 day"}
@@ -43,11 +53,37 @@ def test_a_time_window_conflict_is_found_too():
 
 def test_ranges_and_different_kinds_are_not_conflicts():
     claims = [
-        Claim(subject="X", attribute="credit limit", value="$1 to $5", normalized="usd:1.00|usd:5.00",
-              evidence_index=0, article_id="a"),
-        Claim(subject="X", attribute="credit limit", value="$1 to $5", normalized="usd:1.00|usd:5.00",
-              evidence_index=1, article_id="b"),
-        Claim(subject="X", attribute="credit limit", value="3%", normalized="pct:3", evidence_index=1, article_id="b"),
-        Claim(subject="Y", attribute="credit limit", value="$9", normalized="usd:9.00", evidence_index=2, article_id="c"),
+        Claim(
+            subject="X",
+            attribute="credit limit",
+            value="$1 to $5",
+            normalized="usd:1.00|usd:5.00",
+            evidence_index=0,
+            article_id="a",
+        ),
+        Claim(
+            subject="X",
+            attribute="credit limit",
+            value="$1 to $5",
+            normalized="usd:1.00|usd:5.00",
+            evidence_index=1,
+            article_id="b",
+        ),
+        Claim(
+            subject="X",
+            attribute="credit limit",
+            value="3%",
+            normalized="pct:3",
+            evidence_index=1,
+            article_id="b",
+        ),
+        Claim(
+            subject="Y",
+            attribute="credit limit",
+            value="$9",
+            normalized="usd:9.00",
+            evidence_index=2,
+            article_id="c",
+        ),
     ]
     assert find_conflicts(claims) == []

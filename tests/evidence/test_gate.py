@@ -1,8 +1,8 @@
 """The hard gate: absent subjects end in SUBJECT_NOT_FOUND; look-alikes are never accepted."""
 
 from skillrag.evidence import State, answer_question
-from skillrag.evidence.testing import KeywordSearch, SpyReasoner
 from skillrag.evidence.extractive import ExtractiveReasoner
+from skillrag.evidence.testing import KeywordSearch, SpyReasoner
 
 
 def _states(ans):
@@ -12,11 +12,19 @@ def _states(ans):
 def test_absent_subject_ends_in_subject_not_found_with_no_evidence_step(corpus):
     spy = SpyReasoner(ExtractiveReasoner())
     search = KeywordSearch(corpus)
-    ans = answer_question("What is the annual fee of Acme Bank's Titanium Card?", articles=corpus,
-                          reasoner=spy, retriever=search)
+    ans = answer_question(
+        "What is the annual fee of Acme Bank's Titanium Card?",
+        articles=corpus,
+        reasoner=spy,
+        retriever=search,
+    )
     assert ans.final_state == State.SUBJECT_NOT_FOUND
-    assert _states(ans) == [State.INIT, State.SUBJECT_CLASS_IDENTIFIED, State.CANDIDATE_SUBJECT_DISCOVERED,
-                            State.SUBJECT_NOT_FOUND]
+    assert _states(ans) == [
+        State.INIT,
+        State.SUBJECT_CLASS_IDENTIFIED,
+        State.CANDIDATE_SUBJECT_DISCOVERED,
+        State.SUBJECT_NOT_FOUND,
+    ]
     assert ans.sufficient is False
     assert ans.risk_signal == "subject_not_found"
     assert ans.confidence == "low"
@@ -24,7 +32,10 @@ def test_absent_subject_ends_in_subject_not_found_with_no_evidence_step(corpus):
     # no evidence step ran, and the search tool was asked exactly once (no retry, no reformulation)
     assert spy.calls == ["identify_subject", "propose_candidates"]
     assert search.queries == ["Titanium Card Acme Bank"]
-    assert {s.state for s in ans.record.steps} == {State.SUBJECT_CLASS_IDENTIFIED, State.CANDIDATE_SUBJECT_DISCOVERED}
+    assert {s.state for s in ans.record.steps} == {
+        State.SUBJECT_CLASS_IDENTIFIED,
+        State.CANDIDATE_SUBJECT_DISCOVERED,
+    }
     assert "Titanium Card" in ans.conclusion and ans.suggested_next_actions
 
 

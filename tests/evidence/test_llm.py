@@ -4,22 +4,32 @@ import pytest
 from pydantic_ai.messages import ModelRequest, SystemPromptPart
 
 from skillrag.errors import ModelError
-from skillrag.evidence import LLMReasoner, State, answer_question
-from skillrag.evidence import _prompts
+from skillrag.evidence import LLMReasoner, State, _prompts, answer_question
 from skillrag.evidence.testing import scripted_llm_steps
 from skillrag.models.testing import ScriptedModel, call, retry_prompts
 
 Q_LATE = "What is the late fee of Acme Bank's Gold Card?"
 SUBJECT = {"type": "credit_card", "name": "Gold Card", "parent_entity": "Acme Bank", "attribute": "late fee"}
 CANDS = [
-    {"name": "Gold Card", "article_id": "acme-gold-terms",
-     "name_quote": "The Gold Card issued by Acme Bank has an annual fee of $95.",
-     "parent_quote": "The Gold Card issued by Acme Bank"},
-    {"name": "Gold Card", "article_id": "acme-gold-payments", "name_quote": "on the Gold Card",
-     "parent_quote": "Acme Bank charges a late fee"},
+    {
+        "name": "Gold Card",
+        "article_id": "acme-gold-terms",
+        "name_quote": "The Gold Card issued by Acme Bank has an annual fee of $95.",
+        "parent_quote": "The Gold Card issued by Acme Bank",
+    },
+    {
+        "name": "Gold Card",
+        "article_id": "acme-gold-payments",
+        "name_quote": "on the Gold Card",
+        "parent_quote": "Acme Bank charges a late fee",
+    },
     # a look-alike the model should not have proposed: the gate refuses it
-    {"name": "Gold Card", "article_id": "zenith-gold", "name_quote": "The Gold Card from Zenith Bank",
-     "parent_quote": "Acme Bank"},
+    {
+        "name": "Gold Card",
+        "article_id": "zenith-gold",
+        "name_quote": "The Gold Card from Zenith Bank",
+        "parent_quote": "Acme Bank",
+    },
 ]
 
 
@@ -30,31 +40,52 @@ def _system_prompt(model: ScriptedModel) -> str:
 
 
 def test_model_steps_inside_the_machine_surface_a_conflict(corpus):
-    model = ScriptedModel(scripted_llm_steps(
-        SUBJECT,
-        CANDS,
-        [
-            {"article_id": "acme-gold-terms", "text": "Late fee: $25.00", "subject": "Gold Card", "why": "fee list"},
-            {"article_id": "acme-gold-payments", "text": "Acme Bank charges a late fee of $35.00 on the Gold Card",
-             "subject": "Gold Card", "why": "late payments"},
-            {"article_id": "acme-gold-terms", "text": "Late fee: $25.00", "subject": "Platinum Card"},
-            {"article_id": "acme-gold-terms", "text": "Late fee: $20.00", "subject": "Gold Card"},
-        ],
-        {"conclusion": "The sources disagree: $25.00 [0] and $35.00 [1].", "answered": True,
-         "claims": [{"evidence_index": 0, "attribute": "late fee", "value": "$25.00"},
+    model = ScriptedModel(
+        scripted_llm_steps(
+            SUBJECT,
+            CANDS,
+            [
+                {
+                    "article_id": "acme-gold-terms",
+                    "text": "Late fee: $25.00",
+                    "subject": "Gold Card",
+                    "why": "fee list",
+                },
+                {
+                    "article_id": "acme-gold-payments",
+                    "text": "Acme Bank charges a late fee of $35.00 on the Gold Card",
+                    "subject": "Gold Card",
+                    "why": "late payments",
+                },
+                {"article_id": "acme-gold-terms", "text": "Late fee: $25.00", "subject": "Platinum Card"},
+                {"article_id": "acme-gold-terms", "text": "Late fee: $20.00", "subject": "Gold Card"},
+            ],
+            {
+                "conclusion": "The sources disagree: $25.00 [0] and $35.00 [1].",
+                "answered": True,
+                "claims": [
+                    {"evidence_index": 0, "attribute": "late fee", "value": "$25.00"},
                     {"evidence_index": 1, "attribute": "late fee", "value": "$35.00"},
-                    {"evidence_index": 1, "attribute": "late fee", "value": "$45.00"}],
-         "suggested_next_actions": ["Ask the card team which late fee applies."]},
-    ))
+                    {"evidence_index": 1, "attribute": "late fee", "value": "$45.00"},
+                ],
+                "suggested_next_actions": ["Ask the card team which late fee applies."],
+            },
+        )
+    )
     ans = answer_question(Q_LATE, articles=corpus, reasoner=LLMReasoner(model, manual="MANUAL-MARKER"))
     assert model.calls == 4
     assert "MANUAL-MARKER" in _system_prompt(model)
     assert ans.harness == "llm" and ans.note is None and ans.record.tokens > 0
     assert ans.final_state == State.CONCLUDED
     assert [r.article_id for r in ans.rejected_candidates] == ["zenith-gold"]
-    assert [u.text for u in ans.evidence] == ["Late fee: $25.00", "Acme Bank charges a late fee of $35.00 on the Gold Card"]
+    assert [u.text for u in ans.evidence] == [
+        "Late fee: $25.00",
+        "Acme Bank charges a late fee of $35.00 on the Gold Card",
+    ]
     assert sorted(d.reason.split(":")[0] for d in ans.dropped_evidence) == [
-        "not a verbatim substring of the article body", "subject drift"]
+        "not a verbatim substring of the article body",
+        "subject drift",
+    ]
     (conflict,) = ans.conflicts
     assert {c.normalized for c in conflict.claims} == {"usd:25.00", "usd:35.00"}
     assert "$45.00" not in {c.value for c in ans.claims}  # a claim not in its unit is refused
@@ -64,13 +95,27 @@ def test_model_steps_inside_the_machine_surface_a_conflict(corpus):
 
 
 def test_not_found_stops_after_the_gate_with_no_further_model_call(corpus):
-    model = ScriptedModel(scripted_llm_steps(
-        {"type": "credit_card", "name": "Gold Card", "parent_entity": "Harbor Bank", "attribute": "annual fee"},
-        [{"name": "Gold Card", "article_id": "zenith-gold", "name_quote": "The Gold Card from Zenith Bank",
-          "parent_quote": "Zenith Bank"}],
-    ))
-    ans = answer_question("What is the annual fee of Harbor Bank's Gold Card?", articles=corpus,
-                          reasoner=LLMReasoner(model))
+    model = ScriptedModel(
+        scripted_llm_steps(
+            {
+                "type": "credit_card",
+                "name": "Gold Card",
+                "parent_entity": "Harbor Bank",
+                "attribute": "annual fee",
+            },
+            [
+                {
+                    "name": "Gold Card",
+                    "article_id": "zenith-gold",
+                    "name_quote": "The Gold Card from Zenith Bank",
+                    "parent_quote": "Zenith Bank",
+                }
+            ],
+        )
+    )
+    ans = answer_question(
+        "What is the annual fee of Harbor Bank's Gold Card?", articles=corpus, reasoner=LLMReasoner(model)
+    )
     assert model.calls == 2  # subject + candidates; a third request would exhaust the script
     assert ans.final_state == State.SUBJECT_NOT_FOUND
     assert ans.rejected_candidates[0].reason == "parent-entity quote does not name 'Harbor Bank'"
@@ -78,16 +123,26 @@ def test_not_found_stops_after_the_gate_with_no_further_model_call(corpus):
 
 
 def test_model_answer_judged_unanswered_is_insufficient(corpus):
-    model = ScriptedModel(scripted_llm_steps(
-        {**SUBJECT, "attribute": "annual fee"},
-        CANDS[:1],
-        [{"article_id": "acme-gold-terms", "text": "The Gold Card issued by Acme Bank has an annual fee of $95.",
-          "subject": "Gold Card"}],
-        {"conclusion": "Unclear.", "answered": False, "claims": []},
-    ))
-    ans = answer_question("What is the annual fee of Acme Bank's Gold Card?", articles=corpus,
-                          reasoner=LLMReasoner(model))
-    assert ans.confidence == "medium" and ans.sufficient is False and ans.risk_signal == "insufficient_evidence"
+    model = ScriptedModel(
+        scripted_llm_steps(
+            {**SUBJECT, "attribute": "annual fee"},
+            CANDS[:1],
+            [
+                {
+                    "article_id": "acme-gold-terms",
+                    "text": "The Gold Card issued by Acme Bank has an annual fee of $95.",
+                    "subject": "Gold Card",
+                }
+            ],
+            {"conclusion": "Unclear.", "answered": False, "claims": []},
+        )
+    )
+    ans = answer_question(
+        "What is the annual fee of Acme Bank's Gold Card?", articles=corpus, reasoner=LLMReasoner(model)
+    )
+    assert (
+        ans.confidence == "medium" and ans.sufficient is False and ans.risk_signal == "insufficient_evidence"
+    )
 
 
 def test_subject_not_taken_from_the_question_is_sent_back_then_accepted(corpus):

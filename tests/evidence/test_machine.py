@@ -1,3 +1,4 @@
+import itertools
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -31,7 +32,7 @@ def test_full_path_is_recorded_with_increasing_timestamps():
     path = sm.path
     assert [t.state for t in path] == [State.INIT, *HAPPY]
     assert [t.from_state for t in path] == [None, State.INIT, *HAPPY[:-1]]
-    assert all(a.at < b.at for a, b in zip(path, path[1:], strict=False))
+    assert all(a.at < b.at for a, b in itertools.pairwise(path))
     assert sm.done
 
 

@@ -44,7 +44,9 @@ def test_not_offered_product_is_not_found_and_real_product_has_contract_evidence
         assert src[b.name_quote.start : b.name_quote.end] == b.name_quote.text
         assert "Gold Rewards Card" in b.name_quote.text
     # look-alikes (the business card) were refused at the gate, never used
-    assert any(r.reason.startswith("look-alike: 'Business Gold Rewards Card'") for r in real.rejected_candidates)
+    assert any(
+        r.reason.startswith("look-alike: 'Business Gold Rewards Card'") for r in real.rejected_candidates
+    )
     assert real.evidence and all(u.article_id in real.candidates[0].article_ids for u in real.evidence)
     bodies = {u.article_id: store.get(u.article_id).body for u in real.evidence}
     for u in real.evidence:

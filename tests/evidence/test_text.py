@@ -26,7 +26,12 @@ def test_mentions_keep_a_parenthetical_qualifier_and_treat_dashes_alike():
 def test_units_are_exact_spans_without_list_markers_or_headings():
     body = "## Fees\n- Annual fee: $0.00\n1. Call us. Then wait e.g. a day.\n\nPlain text here!"
     units = list(split_units(body))
-    assert [u.text for u in units] == ["Annual fee: $0.00", "Call us.", "Then wait e.g. a day.", "Plain text here!"]
+    assert [u.text for u in units] == [
+        "Annual fee: $0.00",
+        "Call us.",
+        "Then wait e.g. a day.",
+        "Plain text here!",
+    ]
     assert all(body[u.start : u.end] == u.text for u in units)
 
 
@@ -36,7 +41,10 @@ def test_values_are_normalised_for_comparison():
 
 
 def test_named_subjects_drop_leading_function_words():
-    assert named_subjects("Your Gold Card and the Silver Rewards Card", "Card") == ["Gold Card", "Silver Rewards Card"]
+    assert named_subjects("Your Gold Card and the Silver Rewards Card", "Card") == [
+        "Gold Card",
+        "Silver Rewards Card",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -44,15 +52,26 @@ def test_named_subjects_drop_leading_function_words():
     [
         (
             "What is the annual fee of Rho-Bank's Gold Rewards Card?",
-            {"name": "Gold Rewards Card", "parent_entity": "Rho-Bank", "attribute": "annual fee", "type": "credit_card"},
+            {
+                "name": "Gold Rewards Card",
+                "parent_entity": "Rho-Bank",
+                "attribute": "annual fee",
+                "type": "credit_card",
+            },
         ),
         (
             "What is the late fee on the Gold Card from Acme Bank?",
             {"name": "Gold Card", "parent_entity": "Acme Bank", "attribute": "late fee"},
         ),
-        ("Does Rho-Bank offer a Titanium Rewards Card?", {"name": "Titanium Rewards Card", "parent_entity": "Rho-Bank"}),
+        (
+            "Does Rho-Bank offer a Titanium Rewards Card?",
+            {"name": "Titanium Rewards Card", "parent_entity": "Rho-Bank"},
+        ),
         ("Does Rho-Bank offer mortgages?", {"name": "mortgage", "parent_entity": "Rho-Bank", "type": "loan"}),
-        ("What is the APR of the Acme Bank Gold Card?", {"name": "Gold Card", "parent_entity": "Acme Bank", "attribute": "APR"}),
+        (
+            "What is the APR of the Acme Bank Gold Card?",
+            {"name": "Gold Card", "parent_entity": "Acme Bank", "attribute": "APR"},
+        ),
         (
             "What is the educational background of Entity A's founder?",
             {"name": "founder", "role": "founder", "type": "individual", "parent_entity": "Entity A"},
@@ -76,7 +95,10 @@ def test_subject_scope_takes_year_and_place():
 
 @pytest.mark.parametrize(
     "question",
-    ["What is the APR of Rho-Bank's Silver Rewards Card?", "What is the APR of the Silver Rewards Card from Rho-Bank?"],
+    [
+        "What is the APR of Rho-Bank's Silver Rewards Card?",
+        "What is the APR of the Silver Rewards Card from Rho-Bank?",
+    ],
 )
 def test_acronym_attribute_is_not_part_of_the_name(question):
     s = extract_subject(question)

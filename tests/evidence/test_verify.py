@@ -6,27 +6,50 @@ from skillrag.evidence.steps import CandidateProposal, ClaimProposal, EvidencePr
 from skillrag.evidence.testing import make_articles
 from skillrag.evidence.verify import check_claim_proposals, check_evidence
 
-ARTS = make_articles([
-    ("gold", "Gold Card: fees (2024)",
-     "## Fees\nThe Gold Card from Acme Bank costs $95 a year.\n"
-     "- In 2023 the Gold Card annual fee was $80.\n"
-     "- The Silver Card annual fee is $40.\n"
-     "- The Business Gold Card annual fee is $150.\n"
-     "- Late fee: $25.00\n"),
-    ("general", "Acme Bank cards",
-     "Acme Bank offers the Gold Card and the Silver Card.\nThe annual fee is $60 on premium cards.\n"),
-    ("other", "Other article", "Nothing about cards here, but long enough.\n"),
-])
-SUBJECT = SubjectClass(type="credit_card", name="Gold Card", parent_entity="Acme Bank", attribute="annual fee",
-                       scope=Scope(time="2024"))
+ARTS = make_articles(
+    [
+        (
+            "gold",
+            "Gold Card: fees (2024)",
+            (
+                "## Fees\nThe Gold Card from Acme Bank costs $95 a year.\n"
+                "- In 2023 the Gold Card annual fee was $80.\n"
+                "- The Silver Card annual fee is $40.\n"
+                "- The Business Gold Card annual fee is $150.\n"
+                "- Late fee: $25.00\n"
+            ),
+        ),
+        (
+            "general",
+            "Acme Bank cards",
+            "Acme Bank offers the Gold Card and the Silver Card.\nThe annual fee is $60 on premium cards.\n",
+        ),
+        ("other", "Other article", "Nothing about cards here, but long enough.\n"),
+    ]
+)
+SUBJECT = SubjectClass(
+    type="credit_card",
+    name="Gold Card",
+    parent_entity="Acme Bank",
+    attribute="annual fee",
+    scope=Scope(time="2024"),
+)
 
 
 def _candidates():
     props = [
-        CandidateProposal(name="Gold Card", article_id="gold", name_quote="The Gold Card from Acme Bank costs $95 a year.",
-                          parent_quote="The Gold Card from Acme Bank costs $95 a year."),
-        CandidateProposal(name="Gold Card", article_id="general",
-                          name_quote="Acme Bank offers the Gold Card", parent_quote="Acme Bank offers"),
+        CandidateProposal(
+            name="Gold Card",
+            article_id="gold",
+            name_quote="The Gold Card from Acme Bank costs $95 a year.",
+            parent_quote="The Gold Card from Acme Bank costs $95 a year.",
+        ),
+        CandidateProposal(
+            name="Gold Card",
+            article_id="general",
+            name_quote="Acme Bank offers the Gold Card",
+            parent_quote="Acme Bank offers",
+        ),
     ]
     cands, rejected = check_candidates(SUBJECT, props, ARTS)
     assert rejected == [] and cands[0].article_ids == ["gold", "general"]
@@ -38,17 +61,22 @@ def _ev(article_id, text, subject="Gold Card"):
 
 
 def test_each_rule_drops_with_its_reason():
-    units, dropped = check_evidence(SUBJECT, _candidates(), [
-        _ev("gold", "The Gold Card from Acme Bank costs $95 a year."),            # kept
-        _ev("gold", "The Gold Card from Acme Bank costs $59 a year."),            # not verbatim
-        _ev("other", "Nothing about cards here, but long enough."),               # not a candidate article
-        _ev("gold", "Late fee: $25.00", subject="Platinum Card"),                # subject drift
-        _ev("gold", "The Silver Card annual fee is $40."),                        # names another card
-        _ev("gold", "The Business Gold Card annual fee is $150."),                # look-alike inside the span
-        _ev("gold", "In 2023 the Gold Card annual fee was $80."),                 # another year
-        _ev("general", "The annual fee is $60 on premium cards."),                # subject not established
-        _ev("gold", "$95 a year."),                                               # too short for the contract
-    ], ARTS)
+    units, dropped = check_evidence(
+        SUBJECT,
+        _candidates(),
+        [
+            _ev("gold", "The Gold Card from Acme Bank costs $95 a year."),  # kept
+            _ev("gold", "The Gold Card from Acme Bank costs $59 a year."),  # not verbatim
+            _ev("other", "Nothing about cards here, but long enough."),  # not a candidate article
+            _ev("gold", "Late fee: $25.00", subject="Platinum Card"),  # subject drift
+            _ev("gold", "The Silver Card annual fee is $40."),  # names another card
+            _ev("gold", "The Business Gold Card annual fee is $150."),  # look-alike inside the span
+            _ev("gold", "In 2023 the Gold Card annual fee was $80."),  # another year
+            _ev("general", "The annual fee is $60 on premium cards."),  # subject not established
+            _ev("gold", "$95 a year."),  # too short for the contract
+        ],
+        ARTS,
+    )
     assert [u.text for u in units] == ["The Gold Card from Acme Bank costs $95 a year."]
     u = units[0]
     body = ARTS[0].body
@@ -65,35 +93,57 @@ def test_each_rule_drops_with_its_reason():
 
 
 def test_typographic_differences_are_located_in_the_raw_body():
-    arts = make_articles([("t", "Gold Card", "The Gold Card\u2019s fee \u2014 $95 \u2014 is billed yearly.\n")])
+    arts = make_articles(
+        [("t", "Gold Card", "The Gold Card\u2019s fee \u2014 $95 \u2014 is billed yearly.\n")]
+    )
     subj = SubjectClass(type="credit_card", name="Gold Card", attribute="fee")
-    cands, _ = check_candidates(subj, [CandidateProposal(name="Gold Card", article_id="t", name_quote="Gold Card")],
-                                arts)
-    units, dropped = check_evidence(subj, cands, [_ev("t", "The Gold Card's fee - $95 - is billed yearly.")], arts)
+    cands, _ = check_candidates(
+        subj, [CandidateProposal(name="Gold Card", article_id="t", name_quote="Gold Card")], arts
+    )
+    units, dropped = check_evidence(
+        subj, cands, [_ev("t", "The Gold Card's fee - $95 - is billed yearly.")], arts
+    )
     assert dropped == []
     assert units[0].text == arts[0].body[units[0].start : units[0].end] == arts[0].body.strip()
 
 
 def test_model_claims_must_quote_their_unit():
-    units, _ = check_evidence(SUBJECT, _candidates(), [_ev("gold", "The Gold Card from Acme Bank costs $95 a year.")], ARTS)
-    claims, refused = check_claim_proposals([
-        ClaimProposal(evidence_index=0, attribute="Annual fee", value="$95"),
-        ClaimProposal(evidence_index=0, attribute="annual fee", value="$90"),
-        ClaimProposal(evidence_index=3, attribute="annual fee", value="$95"),
-    ], units)
+    units, _ = check_evidence(
+        SUBJECT, _candidates(), [_ev("gold", "The Gold Card from Acme Bank costs $95 a year.")], ARTS
+    )
+    claims, refused = check_claim_proposals(
+        [
+            ClaimProposal(evidence_index=0, attribute="Annual fee", value="$95"),
+            ClaimProposal(evidence_index=0, attribute="annual fee", value="$90"),
+            ClaimProposal(evidence_index=3, attribute="annual fee", value="$95"),
+        ],
+        units,
+    )
     assert [(c.attribute, c.normalized) for c in claims] == [("annual fee", "usd:95.00")]
-    assert refused == ["claim value '$90' is not in evidence[0]", "claim cites evidence[3], which does not exist"]
+    assert refused == [
+        "claim value '$90' is not in evidence[0]",
+        "claim cites evidence[3], which does not exist",
+    ]
 
 
 def test_gate_rejects_unverifiable_or_unbound_proposals():
     props = [
-        CandidateProposal(name="Gold Card", article_id="gold", name_quote="The Gold Card from Acme Bank costs $1."),
+        CandidateProposal(
+            name="Gold Card", article_id="gold", name_quote="The Gold Card from Acme Bank costs $1."
+        ),
         CandidateProposal(name="Gold Card", article_id="nowhere", name_quote="x"),
-        CandidateProposal(name="Gold Card", article_id="gold", name_quote="The Gold Card from Acme Bank costs $95 a year.",
-                          parent_quote=None),
-        CandidateProposal(name="Business Gold Card", article_id="gold",
-                          name_quote="The Business Gold Card annual fee is $150.",
-                          parent_quote="The Gold Card from Acme Bank costs $95 a year."),
+        CandidateProposal(
+            name="Gold Card",
+            article_id="gold",
+            name_quote="The Gold Card from Acme Bank costs $95 a year.",
+            parent_quote=None,
+        ),
+        CandidateProposal(
+            name="Business Gold Card",
+            article_id="gold",
+            name_quote="The Business Gold Card annual fee is $150.",
+            parent_quote="The Gold Card from Acme Bank costs $95 a year.",
+        ),
     ]
     cands, rejected = check_candidates(SUBJECT, props, ARTS)
     assert cands == []
@@ -108,21 +158,26 @@ def test_gate_rejects_unverifiable_or_unbound_proposals():
 def _units(*texts, section=None):
     from skillrag.evidence.model import EvidenceUnit
 
-    return [EvidenceUnit(article_id=f"a{i}", start=0, end=len(t), text=t, subject="Gold Card", section=section)
-            for i, t in enumerate(texts)]
+    return [
+        EvidenceUnit(article_id=f"a{i}", start=0, end=len(t), text=t, subject="Gold Card", section=section)
+        for i, t in enumerate(texts)
+    ]
 
 
 def test_claims_from_labels_table_cells_and_sentences():
     from skillrag.evidence.verify import claims_from_units, find_conflicts
 
     subj = SubjectClass(type="account", name="Gold Card", attribute="monthly fee")
-    claims = claims_from_units(subj, _units(
-        "| Monthly maintenance fee | $22.50 |",
-        "| Paper statement fee (monthly) | $2.50 |",
-        "If you opt for paper statements, a $2.50 monthly fee applies.",
-        "To avoid the monthly maintenance fee, maintain a daily balance of $1,350.",  # other clause: no claim
-        "**Credit limit:** $500 to $2,000",
-    ))
+    claims = claims_from_units(
+        subj,
+        _units(
+            "| Monthly maintenance fee | $22.50 |",
+            "| Paper statement fee (monthly) | $2.50 |",
+            "If you opt for paper statements, a $2.50 monthly fee applies.",
+            "To avoid the monthly maintenance fee, maintain a daily balance of $1,350.",  # other clause: no claim
+            "**Credit limit:** $500 to $2,000",
+        ),
+    )
     got = [(c.attribute, c.value, c.normalized) for c in claims]
     assert got == [
         ("monthly maintenance fee", "$22.50", "usd:22.50"),
@@ -137,7 +192,9 @@ def test_sentence_claim_takes_the_value_after_the_phrase():
     from skillrag.evidence.verify import claims_from_units
 
     subj = SubjectClass(type="credit_card", name="Gold Card", attribute="late fee")
-    (claim,) = claims_from_units(subj, _units("The Gold Card annual fee is $95 and the late fee is $35.00 per month."))
+    (claim,) = claims_from_units(
+        subj, _units("The Gold Card annual fee is $95 and the late fee is $35.00 per month.")
+    )
     assert claim.value == "$35.00"
     range_claim = claims_from_units(
         SubjectClass(type="credit_card", name="Gold Card", attribute="credit limit"),
