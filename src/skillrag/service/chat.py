@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_ai.exceptions import UsageLimitExceeded
 
 from skillrag.errors import BudgetExceeded, ControlFlowError, SkillragError, UserError
 from skillrag.models import model_errors
@@ -270,17 +271,16 @@ class ChatEngine:
         except (BudgetExceeded, ControlFlowError) as exc:
             status, seq = "budget_exceeded", None
             await turn.emit("error", {"kind": type(exc).__name__, "message": str(exc)})
+        except UsageLimitExceeded as exc:  # pydantic-ai's token / request / tool-call limits
+            status, seq = "budget_exceeded", None
+            await turn.emit("error", {"kind": "BudgetExceeded", "message": str(exc)})
         except SkillragError as exc:
             status, seq = "error", None
             await turn.emit("error", {"kind": type(exc).__name__, "message": str(exc)})
         except Exception as exc:  # a stream cannot turn into an HTTP 500 any more: report and end
-            if type(exc).__name__ == "UsageLimitExceeded":
-                status, seq = "budget_exceeded", None
-                await turn.emit("error", {"kind": "BudgetExceeded", "message": str(exc)})
-            else:
-                log.exception("chat turn failed")
-                status, seq = "error", None
-                await turn.emit("error", {"kind": "InternalError", "message": f"{type(exc).__name__}: {exc}"})
+            log.exception("chat turn failed")
+            status, seq = "error", None
+            await turn.emit("error", {"kind": "InternalError", "message": f"{type(exc).__name__}: {exc}"})
         await turn.emit("done", {
             "status": status,
             "skill": p.skill.name if p.skill else None,
