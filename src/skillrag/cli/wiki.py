@@ -76,11 +76,11 @@ def build_cmd(
                   f"{len(report.deleted)} deleted")
     for label, ids in (("created", report.created), ("updated", report.updated), ("deleted", report.deleted)):
         if ids and len(ids) <= 20:
-            console.print(f"  {label}: {', '.join(ids)}", markup=False, highlight=False)
+            console.print(f"  {label}: {', '.join(ids)}", markup=False, highlight=False, soft_wrap=True)
     if report.builder == "llm":
         console.print(f"tokens: {report.input_tokens:,} in, {report.output_tokens:,} out, {report.requests} requests")
     for aid, reasons in report.failed.items():
-        err_console.print(f"failed: {aid}: {'; '.join(reasons)}", markup=False, highlight=False)
+        err_console.print(f"failed: {aid}: {'; '.join(reasons)}", markup=False, highlight=False, soft_wrap=True)
     if report.failed:
         raise typer.Exit(1)
 
@@ -135,14 +135,14 @@ def audit_cmd(
                              ("index orphan", st.index_orphans), ("malformed", st.malformed)):
             for it in items[:20]:
                 console.print(f"  {label}: {it if isinstance(it, str) else ' -> '.join(it)}",
-                              markup=False, highlight=False)
+                              markup=False, highlight=False, soft_wrap=True)
         if sem is not None:
             console.print(f"semantic audit ({sem.model}): {len(sem.judgements) - len(sem.flagged)}/"
                           f"{len(sem.judgements)} links supported ({sem.pass_rate:.1%}); {sem.cached} from cache; "
                           f"{sem.input_tokens:,} in / {sem.output_tokens:,} out tokens")
             for j in sem.flagged[:50]:
                 console.print(f"  flagged: {j.page_id} -> {j.article_id} [{j.link_type}]: {j.reason}",
-                              markup=False, highlight=False)
+                              markup=False, highlight=False, soft_wrap=True)
         if fixed is not None:
             console.print(f"fixed: {fixed.links_removed} links removed, {len(fixed.pages_updated)} pages updated, "
                           f"{len(fixed.pages_deleted)} deleted; {len(fixed.uncited)} articles now uncited "

@@ -185,6 +185,10 @@ def build_wiki(
     elif man is None and layer.exists():
         raise UserError(f"{layer.pages_dir} holds pages but no manifest; pass --rebuild to rebuild the layer")
     if man is None:  # recorded first, so an interrupted first build resumes instead of refusing
+        if builder == "llm":  # a journal without a layer belongs to another layer (e.g. a copied store)
+            from skillrag.wiki.llm import Journal
+
+            Journal(ws).clear()
         layer.write_manifest(Manifest(library_version=library_version(), builder=builder, variant=variant,
                                       built_at=now_iso()))
     pages = layer.pages()
