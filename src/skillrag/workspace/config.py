@@ -57,7 +57,9 @@ class SearchSettings(_Section):
     dense_query: Literal["truncate", "pool"] = Field(
         "pool", description="Long dense queries: keep the first max_query_tokens, or pool passage vectors."
     )
-    max_query_terms: int = Field(48, ge=1, description="BM25 query terms kept (highest idf first), in terms.")
+    max_query_terms: int = Field(
+        512, ge=1, description="Distinct BM25 query terms kept (highest idf first); a guard for huge queries."
+    )
     bm25_k1: float = Field(1.5, gt=0, description="BM25 term-frequency saturation k1 (unitless).")
     bm25_b: float = Field(0.75, ge=0, le=1, description="BM25 length normalisation b (unitless).")
     title_weight: int = Field(2, ge=1, le=10, description="Times an item's title counts in its BM25 text.")
