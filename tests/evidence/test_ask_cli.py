@@ -71,3 +71,13 @@ def test_empty_workspace_is_an_error(tmp_path, capsys):
     w = Workspace.init(tmp_path / "empty")
     assert main(["ask", "What is the fee of Acme Bank's Gold Card?", "-w", str(w.root)]) == 2
     assert "holds no articles" in capsys.readouterr().err
+
+
+def test_llm_harness_with_a_model_that_never_fits_the_question_fails_cleanly(ws, capsys):
+    # pydantic-ai's TestModel fills the schema with placeholder text: the subject check refuses it
+    rc = main(
+        ["ask", "What is the late fee of Acme Bank's Gold Card?", "-w", str(ws.root), "--model", "test"]
+    )
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.startswith("error: test: no valid SubjectClass after 3 tries")

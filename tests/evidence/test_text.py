@@ -103,3 +103,21 @@ def test_subject_scope_takes_year_and_place():
 def test_acronym_attribute_is_not_part_of_the_name(question):
     s = extract_subject(question)
     assert (s.name, s.parent_entity, s.attribute) == ("Silver Rewards Card", "Rho-Bank", "APR")
+
+
+def test_subject_check_needs_the_question_s_own_words():
+    from skillrag.evidence.model import SubjectClass
+    from skillrag.evidence.run import check_subject
+
+    q = "What is the annual fee of Rho-Bank's Gold Rewards Cards?"
+    ok = SubjectClass(type="credit_card", name="Gold Rewards Card", parent_entity="Rho\u2011Bank")
+    assert check_subject(q, ok) == []
+    assert check_subject(q, ok.model_copy(update={"name": "a"})) == [
+        "subject name 'a' is not taken from the question"
+    ]
+    assert check_subject(
+        q, ok.model_copy(update={"name": "Platinum Rewards Card", "parent_entity": "Rho"})
+    ) == [
+        "subject name 'Platinum Rewards Card' is not taken from the question",
+        "parent entity 'Acme Bank' is not named in the question",
+    ]

@@ -37,7 +37,15 @@ from skillrag.evidence.model import (
     SubjectClass,
 )
 from skillrag.evidence.steps import ConclusionProposal, Reasoner
-from skillrag.evidence.text import find_mentions, innermost_section, norm_name, slug, split_units, stem_terms
+from skillrag.evidence.text import (
+    find_mentions,
+    innermost_section,
+    norm_name,
+    slug,
+    split_units,
+    stem_terms,
+    stem_word,
+)
 from skillrag.evidence.verify import check_claim_proposals, check_evidence, claims_from_units, find_conflicts
 from skillrag.skill.contract import ContractLimits, validate_output
 
@@ -86,15 +94,20 @@ class EvidenceSettings(BaseModel):
 
 
 def check_subject(question: str, subject: SubjectClass) -> list[str]:
-    """Reasons a subject class does not come from ``question`` (empty = fine): the name and the
-    parent entity must be words of the question — no reinterpretation, no substitution."""
+    """Reasons a subject class does not come from ``question`` (empty = fine): every word of the
+    name (a plural ``s`` aside) and the parent entity as a phrase must be words of the question —
+    no reinterpretation, no substitution."""
     q = norm_name(question)
+    q_words = {stem_word(w) for w in re.findall(r"[a-z0-9+&.]+", q)}
     reasons = []
     bare = norm_name(re.sub(r"\([^()]*\)", "", subject.name))
-    if not bare or not all(w.rstrip("s") in q for w in bare.split()):
+    words = re.findall(r"[a-z0-9+&.]+", bare)
+    if not words or not all(stem_word(w) in q_words for w in words):
         reasons.append(f"subject name {subject.name!r} is not taken from the question")
-    if subject.parent_entity and norm_name(subject.parent_entity) not in q:
-        reasons.append(f"parent entity {subject.parent_entity!r} is not named in the question")
+    if subject.parent_entity:
+        parent = norm_name(subject.parent_entity)
+        if not parent or not re.search(rf"(?<![a-z0-9]){re.escape(parent)}(?![a-z0-9])", q):
+            reasons.append(f"parent entity {subject.parent_entity!r} is not named in the question")
     return reasons
 
 
