@@ -116,7 +116,7 @@ def test_subject_check_needs_the_question_s_own_words():
         "subject name 'a' is not taken from the question"
     ]
     assert check_subject(
-        q, ok.model_copy(update={"name": "Platinum Rewards Card", "parent_entity": "Rho"})
+        q, ok.model_copy(update={"name": "Platinum Rewards Card", "parent_entity": "Acme Bank"})
     ) == [
         "subject name 'Platinum Rewards Card' is not taken from the question",
         "parent entity 'Acme Bank' is not named in the question",
