@@ -72,7 +72,9 @@ def cases_path(tmp_path: Path) -> Path:
             contact_reason="Customer lost their debit card while travelling and needs a new one",
             contact_reason_path=["cards", "lost card"],
             case_notes=["Customer is in Lisbon until Friday and has a standard account."],
-            case_messages=[Message(role="customer", content="I lost my card abroad yesterday. Can you freeze it?")],
+            case_messages=[
+                Message(role="customer", content="I lost my card abroad yesterday. Can you freeze it?")
+            ],
         ),
         CaseRecord(case_id="case_wire", contact_reason="Customer wants to send a wire transfer of $8,000"),
     ]

@@ -81,8 +81,13 @@ def test_extractive_run_is_accepted_grounded_and_deterministic(ws, cases, retrie
 
 
 def test_extractive_respects_query_and_fetch_budgets(ws, cases, retriever):
-    res = run_case(ws, cases.load("case_lost"), cases=cases, retriever=retriever,
-                   budgets={"max_queries": 2, "max_fetches": 1})
+    res = run_case(
+        ws,
+        cases.load("case_lost"),
+        cases=cases,
+        retriever=retriever,
+        budgets={"max_queries": 2, "max_fetches": 1},
+    )
     assert res.status == "accepted"
     assert len(res.record.queries) == 2 and len(res.record.fetches) == 1
     assert {s["source_article"] for s in res.output["snippets"]} == set(res.record.fetches)

@@ -103,6 +103,7 @@ def test_openai_compat_needs_no_key_and_keeps_base_url(monkeypatch):
 
 
 def test_workspace_settings_become_model_defaults():
+    assert to_pydantic_settings(ModelSettings(max_output_tokens=64)) == {"timeout": 120.0, "max_tokens": 64}
     settings = ModelSettings(timeout_s=7.5, temperature=0.2)
     assert to_pydantic_settings(settings) == {"timeout": 7.5, "temperature": 0.2}
     m = resolve_model("openai-compat:smol@http://127.0.0.1:8080/v1", settings=settings)

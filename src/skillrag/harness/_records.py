@@ -80,6 +80,7 @@ class RunRecord(BaseModel):
     harness: str
     skill: str
     model: str | None = None
+    guided: bool = Field(False, description="LLM harness: the next tool was forced on every turn.")
     status: RunStatus = "failed"
     error: str | None = Field(None, description="Why the run did not end accepted (one line).")
     reasons: list[str] = Field(

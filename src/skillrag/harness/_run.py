@@ -59,9 +59,10 @@ class _OneCase:
         return case_id == self._case.case_id
 
 
-def make_harness(ws: Workspace, name: str, model: Any = None) -> Harness:
+def make_harness(ws: Workspace, name: str, model: Any = None, *, guided: bool | None = None) -> Harness:
     """The harness called ``name`` (see ``HARNESSES``). The ``llm`` harness takes ``model`` (an id or a
-    pydantic-ai ``Model``), else the workspace's ``models.default``; raises ``UserError`` when there is none."""
+    pydantic-ai ``Model``), else the workspace's ``models.default`` (``UserError`` when there is none), and
+    ``guided`` (default: the workspace's ``harness.guided``)."""
     if name == "extractive":
         from skillrag.harness.extractive import ExtractiveHarness
 
@@ -74,7 +75,9 @@ def make_harness(ws: Workspace, name: str, model: Any = None) -> Harness:
             raise UserError(
                 "the llm harness needs a model: pass --model provider:model or set models.default"
             )
-        return LLMHarness(chosen, settings=ws.config.models)
+        return LLMHarness(
+            chosen, settings=ws.config.models, guided=ws.config.harness.guided if guided is None else guided
+        )
     raise UserError(f"unknown harness {name!r} (known: {', '.join(HARNESSES)})")
 
 
@@ -122,6 +125,7 @@ def run_case(
         harness=runner.name,
         skill=skill_obj.name,
         model=getattr(runner, "model_name", None),
+        guided=bool(getattr(runner, "guided", False)),
         budgets=plan,
         started_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
         skillrag_version=__version__,

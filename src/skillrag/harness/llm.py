@@ -117,17 +117,43 @@ class LLMHarness:
     """Runs a case with a chat model (``model``: a model id or a pydantic-ai ``Model``).
 
     ``model_settings`` (a pydantic-ai ``ModelSettings`` dict, e.g. ``{"temperature": 0}``) apply to
-    every request. Raises ``ModelError`` (via ``resolve_model``) for a bad id or missing key.
+    every request. ``guided`` forces, on every turn, the tool the workflow expects next (``next_tool``):
+    for small local models that never pick a tool themselves (a llama.cpp server with SmolLM2 calls
+    tools only when one is forced). Raises ``ModelError`` (via ``resolve_model``) for a bad id or missing key.
     """
 
     name = "llm"
 
     def __init__(
-        self, model: str | Model, *, settings: Any = None, model_settings: dict[str, Any] | None = None
+        self,
+        model: str | Model,
+        *,
+        settings: Any = None,
+        model_settings: dict[str, Any] | None = None,
+        guided: bool = False,
     ) -> None:
         self.model = resolve_model(model, settings=settings)
         self.model_name = model if isinstance(model, str) else model_id(self.model)
         self.model_settings = model_settings
+        self.guided = guided
+
+    @staticmethod
+    def next_tool(session: Session) -> str:
+        """The tool the workflow expects next (guided mode): ``load_case`` once, ``retrieve`` until
+        three queries (or the budget) were tried, ``get_article`` until two fetches were tried, then
+        ``save_output``. Counts attempts, failed ones included, so a stuck model still moves on."""
+        tried: dict[str, int] = {}
+        for step in session.record.steps:
+            if step.kind == "tool":
+                tried[step.name] = tried.get(step.name, 0) + 1
+        b = session.budgets
+        if not tried.get("load_case"):
+            return "load_case"
+        if tried.get("retrieve", 0) < min(3, b.max_queries):
+            return "retrieve"
+        if tried.get("get_article", 0) < min(2, b.max_fetches):
+            return "get_article"
+        return "save_output"
 
     def run(self, session: Session, case: Case, skill: Skill, out_path=None) -> SavedOutput:
         """Run the agent loop for ``case``; returns the accepted output. Raises ``BudgetExceeded``
@@ -222,7 +248,7 @@ class LLMHarness:
                 description="Validate and save the output (the JSON object of the output contract).",
             ),
             retries={"tools": max(1, budgets.max_save_retries), "output": budgets.max_save_retries},
-            model_settings=self.model_settings,
+            model_settings=self._settings_for(session),
             defer_model_check=True,
         )
         limits = UsageLimits(
@@ -236,6 +262,16 @@ class LLMHarness:
         if session.last_saved is None:  # pragma: no cover - the output tool only returns after a save
             raise ContractViolation(["the model ended without an accepted save_output"])
         return session.last_saved
+
+    def _settings_for(self, session: Session) -> Any:
+        """Per-request model settings: the fixed ones, plus in guided mode a forced ``tool_choice``."""
+        if not self.guided:
+            return self.model_settings
+
+        def per_request(ctx: Any) -> dict[str, Any]:
+            return {**(self.model_settings or {}), "tool_choice": [self.next_tool(session)]}
+
+        return per_request
 
     @staticmethod
     def _complete(output: OutputArg, case: Case, session: Session) -> dict[str, Any]:

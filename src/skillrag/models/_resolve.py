@@ -80,7 +80,8 @@ def parse_model_spec(spec: str) -> ModelSpec:
 
 
 def to_pydantic_settings(settings: WorkspaceModelSettings | dict[str, Any] | None) -> dict[str, Any] | None:
-    """Map the workspace ``models:`` section (timeout in seconds, temperature) to pydantic-ai model settings."""
+    """Map the workspace ``models:`` section (timeout in seconds, temperature, max output tokens) to
+    pydantic-ai model settings (``timeout``, ``temperature``, ``max_tokens``)."""
     if settings is None:
         return None
     if isinstance(settings, dict):
@@ -88,6 +89,8 @@ def to_pydantic_settings(settings: WorkspaceModelSettings | dict[str, Any] | Non
     out: dict[str, Any] = {"timeout": float(settings.timeout_s)}
     if settings.temperature is not None:
         out["temperature"] = float(settings.temperature)
+    if getattr(settings, "max_output_tokens", None) is not None:
+        out["max_tokens"] = int(settings.max_output_tokens)
     return out
 
 
@@ -129,8 +132,10 @@ def resolve_model(
         if parsed.provider == "openai":
             provider = OpenAIProvider(api_key=_require_key("OPENAI_API_KEY", "openai"))
         else:
+            from skillrag.models._compat import CompatProvider
+
             key = os.environ.get(COMPAT_KEY_ENV, "").strip() or "not-needed"
-            provider = OpenAIProvider(base_url=parsed.base_url, api_key=key)
+            provider = CompatProvider(base_url=parsed.base_url, api_key=key)
         return OpenAIChatModel(parsed.name, provider=provider, settings=model_settings)
     if parsed.provider == "anthropic":
         try:
