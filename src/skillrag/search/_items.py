@@ -10,17 +10,26 @@ would be invisible to dense retrieval.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from skillrag.errors import EmptyInputError, IndexStateError
 from skillrag.workspace import Workspace
 
-__all__ = ["Item", "PageSource", "WikiPageSource", "collect_items", "passages", "text_hash"]
+__all__ = ["Item", "PageSource", "WikiPageSource", "collect_items", "passages", "preview_of", "text_hash"]
 
 _WS = re.compile(r"\s+")
+PREVIEW_CHARS = 200
+
+
+def preview_of(body: str, chars: int = PREVIEW_CHARS) -> str:
+    """The first ``chars`` characters of ``body`` with whitespace runs collapsed (… when cut)."""
+    flat = _WS.sub(" ", body).strip()
+    return flat if len(flat) <= chars else flat[: chars - 1].rstrip() + "…"
 
 
 def text_hash(text: str) -> str:
@@ -39,10 +48,11 @@ class Item:
     source_path: str = ""
     cites: tuple[str, ...] = field(default=())
     content_hash: str = ""
+    preview: str = ""
 
     def record(self) -> dict[str, Any]:
         return {"id": self.id, "hash": self.hash, "title": self.title, "source_tag": self.source_tag,
-                "source_path": self.source_path, "cites": list(self.cites)}
+                "source_path": self.source_path, "cites": list(self.cites), "preview": self.preview}
 
 
 class PageSource(Protocol):
@@ -54,7 +64,14 @@ class PageSource(Protocol):
 
 
 class WikiPageSource:
-    """The navigation layer of the ``skillrag.wiki`` package, imported lazily."""
+    """The navigation layer of the ``skillrag.wiki`` package, imported lazily.
+
+    ``layer_fingerprint`` is memoised on the (name, mtime, size) of the page files, so a search
+    re-hashes the layer only when a page file was touched.
+    """
+
+    def __init__(self) -> None:
+        self._memo: tuple[object, str | None] | None = None
 
     def _wiki(self) -> Any:
         try:
@@ -72,7 +89,20 @@ class WikiPageSource:
         return self._wiki().load_pages(ws)
 
     def layer_fingerprint(self, ws: Workspace) -> str | None:
-        return self._wiki().layer_fingerprint(ws)
+        key = _stat_key(ws.wiki_dir / "pages")
+        if self._memo is not None and key is not None and self._memo[0] == key:
+            return self._memo[1]
+        fp = self._wiki().layer_fingerprint(ws)
+        self._memo = (key, fp)
+        return fp
+
+
+def _stat_key(folder: Path) -> tuple[tuple[str, int, int], ...] | None:
+    try:
+        with os.scandir(folder) as it:
+            return tuple(sorted((e.name, e.stat().st_mtime_ns, e.stat().st_size) for e in it))
+    except OSError:
+        return None
 
 
 def no_layer_error(ws: Workspace) -> IndexStateError:
@@ -95,7 +125,8 @@ def collect_items(ws: Workspace, backend: str, pages: PageSource | None = None) 
         items = [
             Item(id=a.id, title=a.title, text=a.body,
                  hash=text_hash("\0".join((a.content_hash, a.title, a.source_tag, a.source_path))),
-                 source_tag=a.source_tag, source_path=a.source_path, content_hash=a.content_hash)
+                 source_tag=a.source_tag, source_path=a.source_path, content_hash=a.content_hash,
+                 preview=preview_of(a.body))
             for a in arts
         ]
         return items, None

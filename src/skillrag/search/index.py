@@ -40,7 +40,7 @@ from skillrag.workspace.config import SearchSettings
 
 __all__ = ["FORMAT_VERSION", "build_index", "embedder_for", "index_dir", "index_params", "read_manifest"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 EMBED_BATCH = 32
 
 CACHE_SCHEMA = """

@@ -21,7 +21,8 @@ raises ``IndexStateError`` otherwise; it never answers from a stale index.
 from __future__ import annotations
 
 import json
-import re
+import sqlite3
+import threading
 from typing import Any
 
 import bm25s
@@ -29,7 +30,7 @@ import numpy as np
 
 from skillrag.corpus import ArticleStore
 from skillrag.errors import EmptyInputError, IndexStateError, UserError
-from skillrag.search._items import PageSource, WikiPageSource, no_layer_error
+from skillrag.search._items import PageSource, WikiPageSource, no_layer_error, preview_of
 from skillrag.search._types import Hit, SearchFilters
 from skillrag.search.embedders import Embedder
 from skillrag.search.fusion import reciprocal_rank_fusion
@@ -41,14 +42,8 @@ __all__ = ["BACKENDS", "MODES", "Retriever", "open_retriever", "preview_of"]
 
 BACKENDS = ("direct", "wiki")
 MODES = ("hybrid", "bm25", "dense")
-PREVIEW_CHARS = 200
-_WS = re.compile(r"\s+")
-
-
-def preview_of(body: str, chars: int = PREVIEW_CHARS) -> str:
-    """The first ``chars`` characters of ``body`` with whitespace runs collapsed (… when cut)."""
-    flat = _WS.sub(" ", body).strip()
-    return flat if len(flat) <= chars else flat[: chars - 1].rstrip() + "…"
+#: Ranks taken from each retriever into reciprocal rank fusion (deeper ranks add < 1/260 each).
+FUSION_DEPTH = 200
 
 
 class Retriever:
@@ -63,6 +58,9 @@ class Retriever:
         self.settings = ws.config.search
         self._pages = pages or WikiPageSource()
         self._store = ArticleStore(ws)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._fresh_at: int | None = None
         d = index_dir(ws, backend)
         manifest = read_manifest(ws, backend)
         if manifest is None:
@@ -108,6 +106,9 @@ class Retriever:
                 raise IndexStateError("the navigation layer changed since the wiki index was built; "
                                       "run `skillrag index --backend wiki`")
             return
+        version = self._data_version()
+        if version is not None and version == self._fresh_at:
+            return  # no commit to the store since the last check that passed
         now = self._store.hashes()
         built = self.manifest.get("content_hashes", {})
         if now != built:
@@ -118,6 +119,25 @@ class Retriever:
                 f"the search index is stale ({changed} changed, {added} added, {removed} removed articles "
                 "since it was built); run `skillrag index`"
             )
+        self._fresh_at = version
+
+    def _data_version(self) -> int | None:
+        """SQLite ``PRAGMA data_version`` of a connection kept open: it changes whenever another
+        connection commits to the store, so an unchanged value means the articles are unchanged."""
+        with self._lock:
+            try:
+                if self._conn is None:
+                    self._conn = sqlite3.connect(self.ws.store_path, check_same_thread=False, timeout=30.0)
+                return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.Error:
+                return None
+
+    def close(self) -> None:
+        """Close the store connection kept for freshness checks (reopened on demand)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
     # -- scoring -----------------------------------------------------------------------------------
     def query_terms(self, query: str) -> list[int]:
@@ -157,7 +177,9 @@ class Retriever:
         """``(n_items,)`` cosine of the query with each item's best passage."""
         if not len(self.vectors):
             return np.zeros(len(self.items), dtype=np.float32)
-        sims = self.vectors @ self.query_vector(query)
+        # einsum, not BLAS: waking BLAS worker threads right after an onnxruntime run cost ~20 ms
+        # per query on a busy 2-core machine; this loop is single-threaded and takes ~0.05 ms
+        sims = np.einsum("ij,j->i", self.vectors, self.query_vector(query))
         return np.maximum.reduceat(sims, self._starts).astype(np.float32)
 
     def rank_items(self, query: str, mask: np.ndarray | None = None) -> list[tuple[int, float]]:
@@ -178,7 +200,8 @@ class Retriever:
         if self.mode != "hybrid":
             return [(i, float(raw[0][i])) for i in rankings[0]]
         s = self.settings
-        fused = reciprocal_rank_fusion(rankings, k=s.rrf_k, weights=[s.bm25_weight, s.dense_weight])
+        fused = reciprocal_rank_fusion([r[:FUSION_DEPTH] for r in rankings], k=s.rrf_k,
+                                       weights=[s.bm25_weight, s.dense_weight])
         return [(int(i), score) for i, score in fused]
 
     # -- the one public call -----------------------------------------------------------------------
@@ -203,10 +226,9 @@ class Retriever:
         if filters is not None:
             mask = np.array([filters.accepts(it["source_tag"], it["source_path"]) for it in self.items])
         ranked = self.rank_items(query, mask)[:k]
-        ids = [self.items[i]["id"] for i, _ in ranked]
-        arts = self._store.get_many(ids)
-        return [Hit(article_id=a, score=sc, title=arts[a].title, preview=preview_of(arts[a].body))
-                for a, (_, sc) in zip(ids, ranked, strict=True) if a in arts]
+        # title and preview were taken from the same article versions at build time (check_fresh)
+        return [Hit(article_id=self.items[i]["id"], score=sc, title=self.items[i]["title"],
+                    preview=self.items[i]["preview"]) for i, sc in ranked]
 
     def _search_wiki(self, query: str, k: int, filters: SearchFilters | None) -> list[Hit]:
         ranked = self.rank_items(query)
