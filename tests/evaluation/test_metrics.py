@@ -56,6 +56,7 @@ def test_worked_example():
     assert v["accepted"] is True
     assert v["docs_consulted_recall"] == pytest.approx(3 / 4)
     assert v["docs_consulted_all"] is False
+    assert v["docs_consulted_any"] is True
     assert v["docs_cited_recall"] == pytest.approx(2 / 4)
     # 3 distinct tools, all named in guidance ("Transfer to human agents" matches transfer_to_human_agents)
     assert v["tools_in_guidance_recall"] == pytest.approx(1.0)
@@ -75,7 +76,7 @@ def test_worked_example():
 def test_no_relevant_documents_or_tools_is_undefined_not_zero():
     ref = Reference(case_id="t2")
     v = compute_metrics(ScoredCase("t2", "accepted", OUTPUT, ref, RECORD))
-    for name in ("docs_consulted_recall", "docs_consulted_all", "docs_cited_recall", "tools_in_guidance_recall",
+    for name in ("docs_consulted_recall", "docs_consulted_all", "docs_consulted_any", "docs_cited_recall", "tools_in_guidance_recall",
                  "tools_grounded_all", "tool_order_tau"):
         assert v[name] is None, name
     assert v["accepted"] is True
@@ -86,6 +87,7 @@ def test_empty_output_scores_zero():
         v = compute_metrics(ScoredCase("t1", "failed", output, REF, None))
         assert v["accepted"] is False
         assert v["docs_consulted_recall"] == 0.0 and v["docs_cited_all"] is False
+        assert v["docs_consulted_any"] is False
         assert v["tools_in_guidance_recall"] == 0.0 and v["tools_grounded_recall"] == 0.0
         assert v["tool_order_tau"] is None
         assert v["queries"] is None and v["seconds"] is None

@@ -47,6 +47,9 @@ def test_summary_figures_match_the_outcomes(ws, case_path, tmp_path):
     assert gap.gap_cases == 2 and gap.gap_docs_missed == 2 and gap.gap_pp == pytest.approx(100 * 2 / 12)
     assert arms["ref"].medians["queries"] == 3 and arms["ref"].medians["search_seconds"] == pytest.approx(0.015)
     assert rep.judge_names == [] and NOT_MEASURED in rep.notes[0]
+    # recall: worse consults 1 of 2 docs on 4 more cases than ref → mean delta -4 * 0.5 / 12
+    d = rep.paired_scores["worse"]["docs_consulted_recall"]
+    assert d.n_nonzero == 4 and d.mean_delta == pytest.approx(-2 / 12) and d.p_value is not None
 
 
 def test_report_files_contain_intervals_and_tests(ws, case_path, tmp_path):
@@ -59,6 +62,7 @@ def test_report_files_contain_intervals_and_tests(ws, case_path, tmp_path):
         assert "0.125" in text  # McNemar p of worse vs ref
         assert NOT_MEASURED in text
         assert "investment localiser" in text
+        assert "Wilcoxon" in text
     assert "<table>" in html and "rates.png" in html
     assert paths["rates"].stat().st_size > 1000 and paths["latency"].read_bytes()[:4] == b"\x89PNG"
     assert json.loads(paths["json"].read_text())["reference_arm"] == "ref"

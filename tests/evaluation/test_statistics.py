@@ -86,3 +86,23 @@ def test_paired_comparison_lists_and_errors():
     # only shared case ids are paired
     cmp = paired_comparison({"a": True, "b": False}, {"b": True, "z": False})
     assert cmp.n_paired == 1 and (cmp.test.b, cmp.test.c) == (0, 1)
+
+
+def test_paired_delta_wilcoxon():
+    from scipy.stats import wilcoxon
+
+    from skillrag.evaluation.statistics import paired_delta
+
+    ref = {"a": 0.5, "b": 0.2, "c": 1.0, "d": 0.3, "e": 0.1, "f": 0.4}
+    arm = {"a": 0.7, "b": 0.2, "c": 0.5, "d": 0.6, "e": 0.4, "g": 0.9}
+    d = paired_delta(ref, arm)
+    assert d.n_paired == 5 and d.n_nonzero == 4
+    assert d.mean_delta == pytest.approx((0.2 + 0 - 0.5 + 0.3 + 0.3) / 5)
+    shared = [c for c in sorted(set(ref) & set(arm)) if ref[c] != arm[c]]
+    # |differences| 0.2, 0.5, 0.3, 0.3 tie → normal approximation
+    want = wilcoxon([arm[c] for c in shared], [ref[c] for c in shared], method="asymptotic").pvalue
+    assert d.p_value == pytest.approx(want)
+    same = paired_delta({"a": 0.5}, {"a": 0.5})
+    assert same.p_value is None and same.mean_delta == 0
+    with pytest.raises(EmptyInputError):
+        paired_delta({"a": 1.0}, {"b": 1.0})

@@ -26,7 +26,14 @@ from skillrag.errors import EmptyInputError, UserError
 from skillrag.evaluation.arms import CaseResult, ResultsFile
 from skillrag.evaluation.judges import JUDGES
 from skillrag.evaluation.metrics import GAP_PAIRS, METRICS
-from skillrag.evaluation.statistics import PairedComparison, RateInterval, paired_comparison, wilson_interval
+from skillrag.evaluation.statistics import (
+    PairedComparison,
+    PairedDelta,
+    RateInterval,
+    paired_comparison,
+    paired_delta,
+    wilson_interval,
+)
 from skillrag.workspace import atomic_write_text
 
 __all__ = [
@@ -92,6 +99,9 @@ class Report(BaseModel):
     arms: list[ArmSummary]
     paired: dict[str, dict[str, PairedComparison]] = Field(
         description="arm → metric → comparison with the reference arm (rate metrics and judges)."
+    )
+    paired_scores: dict[str, dict[str, PairedDelta]] = Field(
+        default_factory=dict, description="arm → fraction metric → mean paired delta + Wilcoxon test."
     )
     rate_metrics: list[str]
     judge_names: list[str] = Field(description="Judges with results; empty = not measured.")
@@ -221,11 +231,23 @@ def summarize(
             ro, ao = outcomes(results[ref], m), outcomes(results[a], m)
             if set(ro) & set(ao):
                 paired[a][m] = paired_comparison(ro, ao)
+    paired_scores: dict[str, dict[str, PairedDelta]] = {}
+    fractions = [m.name for m in METRICS.values() if m.kind == "fraction"]
+    for a in arms:
+        if a == ref:
+            continue
+        paired_scores[a] = {}
+        for m in fractions:
+            rs = {c: float(v) for c, r in results[ref].items() if (v := r.metrics.get(m)) is not None}
+            as_ = {c: float(v) for c, r in results[a].items() if (v := r.metrics.get(m)) is not None}
+            if set(rs) & set(as_):
+                paired_scores[a][m] = paired_delta(rs, as_)
     notes = []
     if not judge_names:
         notes.append(f"LLM-judge metrics (Guidance-Match, Snippets-Sufficient, correctness): {NOT_MEASURED}.")
     all_ids = {cid for res in results.values() for cid in res}
     return Report(name=name, reference_arm=ref, n_cases=len(all_ids), arms=summaries, paired=paired,
+                  paired_scores=paired_scores,
                   rate_metrics=rate_metrics, judge_names=judge_names, judge_model=judge_model, notes=notes)
 
 
@@ -335,7 +357,7 @@ def write_report(report: Report, out_dir: Path) -> dict[str, Path]:
 
 def summary_table(report: Report, metrics: Sequence[str] | None = None) -> list[dict[str, str]]:
     """Rows for a console/README table: arm, each rate with its interval, medians of cost."""
-    cols = list(metrics or [m for m in ("accepted", "docs_consulted_all", "docs_cited_all", "tools_in_guidance_all",
+    cols = list(metrics or [m for m in ("accepted", "docs_consulted_all", "tools_in_guidance_all",
                                         "tools_grounded_all") if m in report.rate_metrics])
     rows = []
     for arm in report.arms:
@@ -344,7 +366,8 @@ def summary_table(report: Report, metrics: Sequence[str] | None = None) -> list[
             row[m] = arm.rates[m].format() if m in arm.rates else "n/a"
         for j in report.judge_names:
             row[_label(f"judge:{j}")] = arm.judges[j].rate.format() if j in arm.judges else "n/a"
-        row["docs_consulted_recall"] = _pct(arm.means.get("docs_consulted_recall"))
+        for m in ("docs_consulted_recall", "tools_grounded_recall"):
+            row[m] = _pct(arm.means.get(m))
         row["median queries/fetches"] = f"{_num(arm.medians.get('queries'))}/{_num(arm.medians.get('fetches'))}"
         row["median s"] = _num(arm.medians.get("seconds"), 3)
         rows.append(row)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
-from scipy.stats import binomtest
+from scipy.stats import binomtest, wilcoxon
 
 from skillrag.errors import EmptyInputError, UserError
 
@@ -157,3 +157,44 @@ def paired_comparison(
         delta=(c - b) / n,
         test=mcnemar_exact(b, c),
     )
+
+
+class PairedDelta(BaseModel):
+    """Mean paired difference of a per-case score (e.g. a recall) between an arm and the reference,
+    with the two-sided Wilcoxon signed-rank test (``scipy.stats.wilcoxon`` on the non-zero differences:
+    exact without ties, normal approximation with tie correction otherwise)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n_paired: int
+    reference_mean: float
+    arm_mean: float
+    mean_delta: float = Field(description="Mean of arm - reference over paired cases (same unit as the score).")
+    n_nonzero: int = Field(description="Cases whose difference is not zero.")
+    p_value: float | None = Field(description="Wilcoxon signed-rank p; None when every difference is zero.")
+
+
+def paired_delta(reference: Mapping[str, float], arm: Mapping[str, float]) -> PairedDelta:
+    """Paired difference of per-case scores over the case ids both mappings hold.
+
+    Raises ``EmptyInputError`` when no case is shared.
+    """
+    shared = sorted(set(reference) & set(arm))
+    if not shared:
+        raise EmptyInputError("paired_delta: the two arms share no scored case")
+    ref = [float(reference[c]) for c in shared]
+    new = [float(arm[c]) for c in shared]
+    diffs = [b - a for a, b in zip(ref, new, strict=True)]
+    nonzero = sum(1 for d in diffs if d != 0)
+    p = None
+    if nonzero:
+        # exact null distribution without ties (n <= 50), else the normal approximation with tie
+        # correction; scipy's "auto" would fall back to a slow permutation test on small tied samples
+        mags = [round(abs(d), 12) for d in diffs if d != 0]
+        method = "exact" if len(set(mags)) == len(mags) and len(mags) <= 50 else "asymptotic"
+        nz_new = [b for a, b in zip(ref, new, strict=True) if b != a]
+        nz_ref = [a for a, b in zip(ref, new, strict=True) if b != a]
+        p = float(wilcoxon(nz_new, nz_ref, alternative="two-sided", method=method).pvalue)
+    n = len(shared)
+    return PairedDelta(n_paired=n, reference_mean=sum(ref) / n, arm_mean=sum(new) / n,
+                       mean_delta=sum(diffs) / n, n_nonzero=nonzero, p_value=p)

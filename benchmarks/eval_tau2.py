@@ -1,0 +1,154 @@
+"""τ²-bench banking dev set: the extractive harness over every retrieval arm, with the evaluation report.
+
+    .venv/bin/python benchmarks/eval_tau2.py [--shared ../shared] [--work build/bench-eval-tau2]
+                                             [--variants] [--workers 2] [--limit N]
+
+Steps: ingest the 698 knowledge articles into a scratch workspace, import the 46 dev tasks as a case
+file (ground truth kept for evaluation only), build the direct index and the extractive navigation
+layer + its index, then run the extractive harness (no model) for every arm:
+{hybrid, bm25, dense} × {wiki, direct}, and with ``--variants`` the layer ablations (no-merge,
+no-intent, pooled-links) on hybrid. Every arm runs the same cases; the reference arm is hybrid over
+the wiki. The report (Markdown, HTML, PNG, JSON: aggregates only) goes to
+``benchmarks/results/eval_tau2/``, and ``benchmarks/results/eval_tau2.md`` gets the summary.
+
+The per-case results (which quote article text) stay in the scratch folder, never in the repository.
+No LLM judge runs here (none is reachable offline): the report says "not measured (no judge model)".
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+REPO = Path(__file__).resolve().parents[1]
+console = Console()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shared", type=Path, default=REPO.parent / "shared", help="folder holding data/tau2-banking")
+    ap.add_argument("--work", type=Path, default=REPO / "build" / "bench-eval-tau2", help="scratch folder")
+    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results", help="report folder")
+    ap.add_argument("--variants", action="store_true", help="also run the layer ablations (hybrid, wiki)")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--limit", type=int, default=None, help="first N cases only (smoke runs)")
+    ap.add_argument("--fresh", action="store_true", help="delete earlier per-case results first")
+    args = ap.parse_args(argv)
+
+    from skillrag.corpus import ingest
+    from skillrag.evaluation import EvalConfig, load_results, run_evaluation, summarize, write_report
+    from skillrag.evaluation.report import summary_table
+    from skillrag.search import build_index
+    from skillrag.skill.cases import write_cases
+    from skillrag.skill.tau2 import import_tau2
+    from skillrag.wiki import build_wiki
+    from skillrag.workspace import Workspace
+
+    tau2 = args.shared / "data" / "tau2-banking"
+    if not (tau2 / "tasks_dev.json").is_file():
+        console.print(f"error: {tau2} not found (pass --shared)")
+        return 2
+    t_start = time.perf_counter()
+    ws = Workspace.init(args.work / "ws")
+    timings: dict[str, float] = {}
+
+    t0 = time.perf_counter()
+    rep = ingest(ws, [tau2 / "documents"], tag="tau2-banking")
+    cases_path = args.work / "tau2_dev_cases.jsonl"
+    n_cases = write_cases(cases_path, import_tau2(tau2 / "tasks_dev.json"))
+    timings["ingest + import"] = time.perf_counter() - t0
+    console.print(f"ingest: {rep.counts()}; {n_cases} cases → {cases_path}")
+
+    t0 = time.perf_counter()
+    build_index(ws, backend="direct")
+    timings["direct index"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    build_wiki(ws, builder="extractive", variant="full")
+    build_index(ws, backend="wiki")
+    timings["wiki layer + index"] = time.perf_counter() - t0
+
+    arms = [
+        {"name": f"{mode}-{backend}", "backend": backend, "mode": mode}
+        for backend in ("wiki", "direct")
+        for mode in ("hybrid", "bm25", "dense")
+    ]
+    if args.variants:
+        arms += [{"name": f"hybrid-wiki-{v}", "backend": "wiki", "mode": "hybrid", "variant": v}
+                 for v in ("no-merge", "no-intent", "pooled-links")]
+    cfg = EvalConfig.model_validate({
+        "name": "tau2-banking-dev-extractive", "cases": str(cases_path), "reference_arm": "hybrid-wiki",
+        "workers": args.workers, "limit": args.limit, "arms": arms,
+    })
+    out_dir = args.work / "eval"
+    if args.fresh and out_dir.exists():
+        shutil.rmtree(out_dir)
+
+    t0 = time.perf_counter()
+    with Progress(TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console) as progress:
+        tasks: dict[str, int] = {}
+
+        def on_progress(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = progress.add_task(name, total=total)
+            progress.update(tasks[name], completed=done)
+
+        run_rep = run_evaluation(ws, cfg, out_dir, on_progress=on_progress)
+    timings["arms"] = time.perf_counter() - t0
+
+    report = summarize(load_results(out_dir), name=cfg.name, reference_arm=cfg.reference,
+                       specs={a.name: a.model_dump() for a in cfg.arms})
+    report_dir = args.out / "eval_tau2"
+    paths = write_report(report, report_dir)
+    rows = summary_table(report)
+    table = Table(title=f"{cfg.name}: {report.n_cases} cases, reference {report.reference_arm}")
+    for col in rows[0]:
+        table.add_column(col)
+    for row in rows:
+        table.add_row(*row.values())
+    console.print(table)
+    errors = {a: s["errors"] for a, s in run_rep.arms.items() if s["errors"]}
+    timings["total"] = time.perf_counter() - t_start
+
+    lines = [
+        "# τ²-bench banking dev: extractive harness across retrieval arms",
+        "",
+        (f"Generated by `benchmarks/eval_tau2.py`{' --variants' if args.variants else ''} on "
+        f"{platform.machine()} / Python {platform.python_version()}, {args.workers} workers. "
+        f"{report.n_cases} dev cases, extractive harness (no model), reference arm `{report.reference_arm}`."),
+        "Rates: k/n with 95% Wilson intervals. LLM-judge metrics: not measured (no judge model).",
+        "",
+        "| " + " | ".join(rows[0]) + " |",
+        "|" + "---|" * len(rows[0]),
+        *("| " + " | ".join(r.values()) + " |" for r in rows),
+        "",
+        "Paired exact McNemar tests against the reference arm on `tools_grounded_all` and `docs_consulted_all`:",
+        "",
+        "| arm | metric | delta (pp) | b | c | exact p |",
+        "|---|---|---|---|---|---|",
+    ]
+    for arm, comps in report.paired.items():
+        for metric in ("tools_grounded_all", "docs_consulted_all"):
+            if metric in comps:
+                c = comps[metric]
+                lines.append(f"| {arm} | {metric} | {c.delta_pp:+.1f} | {c.test.b} | {c.test.c} | "
+                             f"{c.test.p_value:.3f} |")
+    lines += ["", "Wall time (seconds): " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()) + ".",
+              f"Errors (cases whose run raised): {errors or 'none'}.",
+              "", "Full report: [eval_tau2/report.md](eval_tau2/report.md) (also HTML and PNG plots).", ""]
+    (args.out / "eval_tau2.md").write_text("\n".join(lines), encoding="utf-8")
+    console.print(f"wrote {args.out / 'eval_tau2.md'} and {paths['md']}")
+    console.print("timings: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
