@@ -108,24 +108,34 @@ class CaseRunner(Protocol):
 ArmPreparer = Callable[[Workspace, ArmSpec, Path], Workspace]
 
 
-def harness_runner(case_file: Any, runs_dir: Path | None = None, *, share_retriever: bool = True) -> CaseRunner:
+def _open_arm_retriever(ws: Workspace, arm: ArmSpec) -> Any:
+    from skillrag.search import open_retriever
+
+    return open_retriever(ws, backend=arm.backend, mode=arm.mode)
+
+
+def harness_runner(
+    case_file: Any,
+    runs_dir: Path | None = None,
+    *,
+    retriever_factory: Callable[[Workspace, ArmSpec], Any] | None = _open_arm_retriever,
+) -> CaseRunner:
     """A ``CaseRunner`` over ``skillrag.harness.run_case`` (imported lazily: owned by the harness issue).
 
-    Outputs go to ``runs_dir/ARM/CASE.json`` (and ``CASE.record.json``). With ``share_retriever`` one
-    retriever per arm (``skillrag.search.open_retriever`` with the arm's backend and mode) serves every
-    case, so the index and the embedder load once per arm rather than once per case.
+    Outputs go to ``runs_dir/ARM/CASE.json`` (and ``CASE.record.json``). ``retriever_factory(ws, arm)``
+    is called once per arm and its retriever serves every case of the arm, so the index and the
+    embedder load once (default: ``skillrag.search.open_retriever`` with the arm's backend and mode;
+    None lets each run open its own).
     """
     retrievers: dict[str, Any] = {}
     lock = threading.Lock()
 
     def retriever_for(ws: Workspace, arm: ArmSpec) -> Any:
-        if not share_retriever:
+        if retriever_factory is None:
             return None
         with lock:
             if arm.name not in retrievers:
-                from skillrag.search import open_retriever
-
-                retrievers[arm.name] = open_retriever(ws, backend=arm.backend, mode=arm.mode)
+                retrievers[arm.name] = retriever_factory(ws, arm)
             return retrievers[arm.name]
 
     def run(ws: Workspace, case: Any, arm: ArmSpec, budget: EffortBudget) -> Any:

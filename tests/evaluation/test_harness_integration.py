@@ -1,0 +1,89 @@
+"""The arms runner with the real extractive harness (skillrag.harness.run_case) on a three-article
+workspace; a word-overlap retriever double stands in for the search index (no model, no network)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skillrag.corpus import ingest
+from skillrag.evaluation.arms import ResultsFile, harness_runner, run_evaluation
+from skillrag.evaluation.config import EvalConfig
+from skillrag.evaluation.report import load_results, summarize, write_report
+from skillrag.evaluation.testing import ScriptedJudge
+from skillrag.skill.cases import CaseFile
+from skillrag.skill.testing import FakeRetriever
+from skillrag.workspace import Workspace
+
+pytest.importorskip("skillrag.harness")
+
+ARTICLES = [
+    {"id": "kb_card_lost", "title": "Lost or stolen debit cards",
+     "content": "## Procedure\n\n1. Verify the customer with two security questions.\n"
+                "2. Freeze the card with `freeze_card_4410` and confirm the freeze.\n"
+                "3. Order a replacement card with `order_replacement_card_2231`.\n"},
+    {"id": "kb_wire", "title": "Wire transfers",
+     "content": "Wire transfers above $5,000 need a second approver from the payments team. "
+                "Use `submit_wire_9001` only after the second approval is recorded."},
+    {"id": "kb_travel", "title": "Using cards abroad",
+     "content": "Customers travelling abroad can add a travel notice so card payments are not declined."},
+]
+CASES = [
+    {"case_id": "lost", "contact_reason": "Customer lost their debit card and needs it frozen and replaced",
+     "case_messages": [{"role": "customer", "content": "I lost my debit card. Please freeze it."}],
+     "ground_truth": {"reference_guidance": "Verify, freeze with freeze_card_4410, order a replacement.",
+                      "required_documents": ["kb_card_lost"],
+                      "expected_tools": ["freeze_card_4410", "order_replacement_card_2231"]}},
+    {"case_id": "wire", "contact_reason": "Customer wants to send a wire transfer of $8,000",
+     "ground_truth": {"reference_guidance": "Get a second approver, then submit_wire_9001.",
+                      "required_documents": ["kb_wire"], "expected_tools": ["submit_wire_9001"]}},
+]
+
+
+@pytest.fixture
+def setup(tmp_path: Path):
+    ws = Workspace.init(tmp_path / "ws")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "kb.json").write_text(json.dumps(ARTICLES), encoding="utf-8")
+    ingest(ws, [src])
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps(c) + "\n" for c in CASES), encoding="utf-8")
+    return ws, cases
+
+
+def test_real_extractive_harness_through_the_arms_runner(setup, tmp_path):
+    ws, cases = setup
+    cf = CaseFile(cases)
+    cfg = EvalConfig.model_validate({
+        "name": "it", "cases": str(cases), "matched_effort": {"max_queries": 3, "max_fetches": 4},
+        "arms": [{"name": "direct-bm25", "backend": "direct", "mode": "bm25"}],
+        "judge": {"judges": ["snippets_sufficient"], "calls": 3},
+    })
+    opened = []
+
+    def factory(w, arm):
+        opened.append(arm.name)
+        return FakeRetriever(w)
+
+    judge = ScriptedJudge(["VERDICT: accept"], cycle=True)
+    out = tmp_path / "out"
+    runner = harness_runner(cf, out / "runs", retriever_factory=factory)
+    rep = run_evaluation(ws, cfg, out, case_file=cf, runner=runner, judge_model=judge.model)
+    assert rep.arms["direct-bm25"]["errors"] == 0
+    assert opened == ["direct-bm25"]  # one retriever for the whole arm
+    res = ResultsFile(out / "results" / "direct-bm25.jsonl").load()
+    lost = res["lost"]
+    assert lost.status == "accepted", lost.error
+    assert lost.metrics["docs_consulted_recall"] == 1.0
+    assert 1 <= lost.metrics["queries"] <= 3 and lost.metrics["fetches"] <= 4  # the matched budget held
+    assert lost.metrics["seconds"] > 0 and lost.metrics["search_seconds"] >= 0
+    assert lost.record["budgets"]["max_queries"] == 3
+    assert (out / "runs" / "direct-bm25" / "lost.json").exists()
+    # judges saw the verbatim snippets of the saved output
+    assert any("freeze_card_4410" in p or "Freeze the card" in p for p in judge.prompts)
+    report = summarize(load_results(out), reference_arm="direct-bm25")
+    paths = write_report(report, out)
+    assert "Snippets-Sufficient" in paths["md"].read_text()
