@@ -12,7 +12,7 @@ from typing import Any
 
 from skillrag.errors import SkillragError
 from skillrag.harness._records import Budgets, RunResult
-from skillrag.harness._run import output_paths, run_case
+from skillrag.harness._run import Harness, make_harness, output_paths, run_case
 from skillrag.skill import CaseFile, Skill, SkillRegistry
 from skillrag.workspace import Workspace
 
@@ -67,8 +67,9 @@ def run_batch(
     cases: CaseFile,
     *,
     ids: Sequence[str] | None = None,
-    harness: str = "extractive",
+    harness: str | Harness = "extractive",
     model: Any = None,
+    guided: bool | None = None,
     skill: str | Skill = "cs-guidance",
     budgets: Budgets | dict[str, Any] | None = None,
     workers: int = 1,
@@ -78,6 +79,9 @@ def run_batch(
     on_done: Callable[[BatchItem], None] | None = None,
 ) -> BatchReport:
     """Run every case of ``cases`` (or ``ids``) with ``workers`` threads.
+
+    ``harness`` is a name (a fresh harness per case, built with ``model`` and ``guided``) or a
+    ``Harness`` instance shared by all cases.
 
     Outputs go to ``runs/<case_id>/`` (or ``out_dir/<case_id>/``). A case already accepted there is
     skipped unless ``force``, so an interrupted batch resumes where it stopped. A ``SkillragError``
@@ -98,10 +102,14 @@ def run_batch(
             retriever = open_retriever(ws, backend=skill_obj.config.backend, mode=skill_obj.config.mode)
         except ImportError:  # pragma: no cover - search package absent
             retriever = None
-    if harness == "llm" and model is not None and isinstance(model, str):
-        from skillrag.models import resolve_model
+    if isinstance(harness, str):
+        make_harness(
+            ws, harness, model, guided=guided
+        )  # a bad name, model id or missing key fails once, up front
 
-        resolve_model(model)  # a bad id or missing key fails once, up front
+    def runner() -> Harness:
+        # a fresh harness per case when given by name: no model client is shared between worker threads
+        return make_harness(ws, harness, model, guided=guided) if isinstance(harness, str) else harness
 
     def one(cid: str) -> BatchItem:
         if not force and is_done(ws, cid, base):

@@ -1,0 +1,115 @@
+"""`skillrag run` / `run-batch` through the real CLI entry point, on a workspace with a real
+(BM25 + hash-embedder) search index."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skillrag.cli.main import main
+from skillrag.search import build_index
+from skillrag.workspace import Workspace
+
+
+@pytest.fixture
+def indexed(ws: Workspace, cases_path: Path) -> Workspace:
+    cfg = ws.config_path.read_text(encoding="utf-8").replace("embedder: minilm-int8", "embedder: hash")
+    ws.config_path.write_text(cfg, encoding="utf-8")
+    ws = Workspace.open(ws.root)
+    assert ws.config.search.embedder == "hash"
+    build_index(ws)
+    (ws.root / "cases.jsonl").write_text(cases_path.read_text(encoding="utf-8"), encoding="utf-8")
+    return ws
+
+
+def test_run_prints_guidance_and_evidence(indexed, capsys):
+    rc = main(["run", "-w", str(indexed.root), "--case-id", "case_lost"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "guidance · case_lost" in out and "evidence (verbatim)" in out
+    assert "Lost or stolen debit cards" in out and "freeze_card_4410" in out
+    assert "accepted · harness extractive" in out
+    saved = json.loads((indexed.runs_dir / "case_lost" / "output.json").read_text())
+    record = json.loads((indexed.runs_dir / "case_lost" / "record.json").read_text())
+    assert saved["n_snippets"] >= 1 and record["status"] == "accepted" and record["queries"]
+
+
+def test_run_with_case_file_and_out_path_json(indexed, tmp_path, capsys):
+    case = {
+        "case_id": "adhoc_1",
+        "contact_reason": "Customer needs to send a wire transfer of $9,000",
+        "case_messages": [{"role": "customer", "content": "Who has to approve my wire?"}],
+    }
+    (tmp_path / "case.json").write_text(json.dumps(case))
+    out_file = tmp_path / "res" / "adhoc.json"
+    rc = main(
+        ["run", "-w", str(indexed.root), "--case", str(tmp_path / "case.json"), "-o", str(out_file), "--json"]
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0 and data["status"] == "accepted"
+    assert any(s["source_article"] == "kb_wire" for s in data["output"]["snippets"])
+    assert out_file.is_file() and (tmp_path / "res" / "adhoc.record.json").is_file()
+
+
+def test_run_llm_with_test_model_fails_cleanly(indexed, capsys):
+    # pydantic-ai's TestModel calls every tool with made-up arguments: junk the contract rejects
+    rc = main(
+        ["run", "-w", str(indexed.root), "--case-id", "case_lost", "--harness", "llm", "--model", "test"]
+    )
+    io = capsys.readouterr()
+    assert rc == 1
+    assert "error: run failed" in io.err or "error: run budget_exceeded" in io.err
+    record = json.loads((indexed.runs_dir / "case_lost" / "record.json").read_text())
+    assert record["model"] == "test" and record["model_calls"] >= 1
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--case-id", "nope"], "no case with id 'nope'"),
+        ([], "pass --case FILE, or --case-id ID"),
+        (["--case-id", "case_lost", "--harness", "llm"], "needs a model"),
+        (["--case-id", "case_lost", "--harness", "llm", "--model", "mystery:x"], "unknown provider"),
+        (["--case-id", "case_lost", "--skill", "nope"], "no skill named 'nope'"),
+        (["--case", "missing.json"], "no such case file"),
+    ],
+)
+def test_run_bad_input_is_one_error_line(indexed, capsys, args, needle):
+    rc = main(["run", "-w", str(indexed.root), *args])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("error: ") and needle in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_run_without_index_says_how_to_fix(ws, cases_path, capsys):
+    rc = main(["run", "-w", str(ws.root), "--cases", str(cases_path), "--case-id", "case_lost"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "index" in err and err.startswith("error: ")
+
+
+def test_run_batch_runs_then_resumes(indexed, capsys):
+    rc = main(["run-batch", "-w", str(indexed.root), "--workers", "2", "--json"])
+    first = json.loads(capsys.readouterr().out)
+    assert rc == 0 and first["counts"] == {"accepted": 2}
+    rc = main(["run-batch", "-w", str(indexed.root), "--json"])
+    second = json.loads(capsys.readouterr().out)
+    assert rc == 0 and second["counts"] == {"skipped": 2}
+    # a case whose record is not accepted is run again
+    rec_path = indexed.runs_dir / "case_wire" / "record.json"
+    rec = json.loads(rec_path.read_text())
+    rec["status"] = "failed"
+    rec_path.write_text(json.dumps(rec))
+    rc = main(["run-batch", "-w", str(indexed.root), "--json"])
+    third = json.loads(capsys.readouterr().out)
+    assert third["counts"] == {"accepted": 1, "skipped": 1}
+    assert [i["status"] for i in third["items"]] == ["skipped", "accepted"]
+
+
+def test_run_batch_table_and_out_dir(indexed, tmp_path, capsys):
+    rc = main(["run-batch", "-w", str(indexed.root), "--ids", "case_wire", "--out", str(tmp_path / "o")])
+    out = capsys.readouterr().out
+    assert rc == 0 and "case_wire" in out and "accepted: 1" in out
+    assert (tmp_path / "o" / "case_wire" / "output.json").is_file()
+    assert (tmp_path / "o" / "case_wire" / "record.json").is_file()
