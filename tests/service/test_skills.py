@@ -87,3 +87,29 @@ def test_view_of_rejects_bad_allowlist():
 def test_skill_view_is_strict():
     with pytest.raises(ValueError):
         SkillView(name="x", unknown=1)
+
+
+def test_web_policy_declared_in_skill_yaml_wins_over_workspace_setting(tmp_path):
+    from skillrag.skill import builtin_skills_dir, load_skill
+    from skillrag.workspace.config import WorkspaceConfig
+
+    import shutil
+
+    folder = tmp_path / "cs-guidance"
+    shutil.copytree(builtin_skills_dir() / "cs-guidance", folder)
+    with (folder / "skill.yaml").open("a") as fh:
+        fh.write("\nweb_mode: fallback\nweb_allowlist: [docs.example.com]\n")
+    skill = load_skill(folder)
+    ws_web = WorkspaceConfig.model_validate(
+        {"service": {"skill_web": {"cs-guidance": {"web_mode": "always", "web_allowlist": ["other.test"]}}}}
+    ).service.skill_web["cs-guidance"]
+    view = view_of(skill, ws_web)
+    assert view.policy.web_mode == "fallback"
+    assert view.policy.web_allowlist == ["docs.example.com"]
+    # a skill that declares nothing falls back to the workspace setting
+    plain = load_skill(builtin_skills_dir() / "cs-guidance", builtin=True)
+    assert view_of(plain, ws_web).policy.web_mode == "always"
+    with (folder / "skill.yaml").open("a") as fh:
+        fh.write("web_mode: sometimes\n")
+    with pytest.raises(ConfigError, match="web_mode"):
+        load_skill(folder)

@@ -47,6 +47,14 @@ class SkillConfig(BaseModel):
         None, description="Source tags the skill may search, read and cite; none = every source."
     )
     cases: str | None = Field(None, description="Default case file (JSONL), relative to the workspace root.")
+    web_mode: Literal["off", "fallback", "always"] | None = Field(
+        None,
+        description="Web search for `skillrag serve`: off, fallback (only when retrieval finds nothing relevant, "
+        "at most once per turn) or always; none = the workspace's service.skill_web setting, else off.",
+    )
+    web_allowlist: list[str] | None = Field(
+        None, description="Hosts (and their subdomains) the web fallback may search and fetch; none = no host."
+    )
     budgets: SkillBudgets = Field(default_factory=SkillBudgets)
 
     def limits(self) -> ContractLimits:
