@@ -10,7 +10,15 @@ from rich.table import Table
 
 from skillrag.cli._common import JsonOpt, WorkspaceOpt, console, err_console, open_workspace, print_json
 from skillrag.errors import ConfigError
-from skillrag.search import BACKENDS, EMBEDDERS, MODES, IndexReport, SearchFilters, build_index, open_retriever
+from skillrag.search import (
+    BACKENDS,
+    EMBEDDERS,
+    MODES,
+    IndexReport,
+    SearchFilters,
+    build_index,
+    open_retriever,
+)
 from skillrag.search._items import WikiPageSource
 
 EmbedderOpt = Annotated[
@@ -46,9 +54,11 @@ def index_cmd(
         with Progress(TextColumn(f"index {target}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err_console, transient=True) as prog:
             task = prog.add_task(target, total=None)
-            reports.append(build_index(ws, backend=target, embedder=embedder,
-                                       progress=lambda done, total: prog.update(task, completed=done, total=total),
-                                       force=force))
+
+            def on_progress(done: int, total: int, prog: Progress = prog, task: int = task) -> None:
+                prog.update(task, completed=done, total=total)
+
+            reports.append(build_index(ws, backend=target, embedder=embedder, progress=on_progress, force=force))
     if json_out:
         print_json({"reports": [r.to_dict() for r in reports], "skipped": skipped})
         return

@@ -75,7 +75,7 @@ class WikiPageSource:
 
     def _wiki(self) -> Any:
         try:
-            import skillrag.wiki as wiki
+            from skillrag import wiki
         except ImportError:  # pragma: no cover - the package ships with skillrag
             wiki = None
         if wiki is None or not hasattr(wiki, "load_pages") or not hasattr(wiki, "layer_fingerprint"):

@@ -55,9 +55,7 @@ class SearchFilters(BaseModel):
         """True when an article with this tag and path passes the filter."""
         if self.source_tags and source_tag not in self.source_tags:
             return False
-        if self.path_prefixes and not any(source_path.startswith(p) for p in self.path_prefixes):
-            return False
-        return True
+        return not self.path_prefixes or any(source_path.startswith(p) for p in self.path_prefixes)
 
 
 @dataclass

@@ -100,7 +100,7 @@ class OnnxEmbedder:
             )
         try:
             self.tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
-        except Exception as exc:  # tokenizers raises plain Exception subclasses
+        except Exception as exc:  # noqa: BLE001 - tokenizers raises plain Exception subclasses
             raise EmbedderError(f"{self.tokenizer_path}: not a tokenizers file ({exc})") from None
         self.max_length = max_length
         self.tokenizer.enable_truncation(max_length=max_length)
@@ -115,7 +115,7 @@ class OnnxEmbedder:
         try:
             self.session = ort.InferenceSession(str(self.model_path), sess_options=opts,
                                                 providers=["CPUExecutionProvider"])
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the backend's own error types vary
             raise EmbedderError(f"{self.model_path}: onnxruntime cannot load it ({exc})") from None
         self._inputs = {i.name for i in self.session.get_inputs()}
         out = self.session.get_outputs()[0]
@@ -162,7 +162,7 @@ class OnnxEmbedder:
                 feed["token_type_ids"] = np.zeros_like(ids)
             try:
                 hidden = self.session.run(None, feed)[0]
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the backend's own error types vary
                 raise EmbedderError(f"onnxruntime failed on a batch of {len(idx)} texts ({exc})") from None
             m = mask[:, :, None].astype(np.float32)
             pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)

@@ -55,7 +55,7 @@ class SentenceTransformerEmbedder:
                 name = DEFAULT_HUB_NAME
         try:
             self.model = SentenceTransformer(name, device="cpu")
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the backend's own error types vary
             raise EmbedderError(f"sentence-transformers cannot load {name!r} ({exc})") from None
         self.model.max_seq_length = max_length
         self.batch_size = batch_size
@@ -73,6 +73,6 @@ class SentenceTransformerEmbedder:
         try:
             vecs = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                      show_progress_bar=False)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the backend's own error types vary
             raise EmbedderError(f"sentence-transformers failed ({exc})") from None
         return l2_normalize(vecs)
