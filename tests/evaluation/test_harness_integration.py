@@ -87,3 +87,33 @@ def test_real_extractive_harness_through_the_arms_runner(setup, tmp_path):
     report = summarize(load_results(out), reference_arm="direct-bm25")
     paths = write_report(report, out)
     assert "Snippets-Sufficient" in paths["md"].read_text()
+
+
+def test_variant_arm_builds_its_own_layer_and_index(setup, tmp_path):
+    from skillrag.search import build_index, open_retriever
+    from skillrag.wiki import Layer, build_wiki
+    from skillrag.workspace.config import load_config
+
+    ws, _cases = setup
+    cfg_ws = load_config(ws.config_path)
+    cfg_ws.search.embedder = "hash"  # deterministic test embedder, no model file
+    ws = Workspace(root=ws.root, config=cfg_ws)
+    build_wiki(ws, builder="extractive", variant="full")
+    build_index(ws, backend="wiki")
+
+    from skillrag.evaluation.arms import arm_workspace
+    from skillrag.evaluation.config import ArmSpec
+
+    out = tmp_path / "out"
+    full = arm_workspace(ws, ArmSpec(name="full", mode="bm25"), out)
+    assert full.root == ws.root and full.config.search.mode == "bm25"
+    arm = ArmSpec(name="nm", variant="no-merge", mode="bm25")
+    vws = arm_workspace(ws, arm, out)
+    assert vws.root == (out / "variants" / "no-merge").resolve()
+    assert Layer(vws).manifest().variant == "no-merge"
+    assert Layer(ws).manifest().variant == "full"  # the source layer is untouched
+    assert len(Layer(vws).pages()) == len(ARTICLES)  # no merged entities: one page per article
+    hits = open_retriever(vws, backend="wiki", mode="bm25").search("wire transfer approver", k=3)
+    assert hits and hits[0].article_id == "kb_wire"
+    again = arm_workspace(ws, arm, out)  # reused, not rebuilt
+    assert again.root == vws.root
