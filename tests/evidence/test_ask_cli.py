@@ -81,3 +81,62 @@ def test_llm_harness_with_a_model_that_never_fits_the_question_fails_cleanly(ws,
     err = capsys.readouterr().err
     assert rc == 2
     assert err.startswith("error: test: no valid SubjectClass after 3 tries")
+
+
+def test_ask_with_the_real_search_index_and_a_scripted_model(ws):
+    from pydantic_ai.messages import SystemPromptPart
+
+    from skillrag.evidence import State, ask
+    from skillrag.evidence.testing import scripted_llm_steps
+    from skillrag.models.testing import ScriptedModel
+    from skillrag.search import build_index, open_retriever
+    from skillrag.search.testing import HashEmbedder
+
+    build_index(ws, backend="direct", embedder=HashEmbedder())
+    retriever = open_retriever(ws, backend="direct", mode="hybrid", embedder=HashEmbedder())
+    model = ScriptedModel(
+        scripted_llm_steps(
+            {
+                "type": "credit_card",
+                "name": "Gold Card",
+                "parent_entity": "Acme Bank",
+                "attribute": "annual fee",
+            },
+            [
+                {
+                    "name": "Gold Card",
+                    "article_id": "acme-gold-annual",
+                    "name_quote": "Acme Bank bills the Gold Card annual fee of $95 once a year.",
+                    "parent_quote": "Acme Bank bills the Gold Card",
+                }
+            ],
+            [
+                {
+                    "article_id": "acme-gold-annual",
+                    "text": "Acme Bank bills the Gold Card annual fee of $95 once a year.",
+                    "subject": "Gold Card",
+                }
+            ],
+            {
+                "conclusion": "The annual fee is $95 [0].",
+                "answered": True,
+                "claims": [{"evidence_index": 0, "attribute": "annual fee", "value": "$95"}],
+            },
+        )
+    )
+    ans = ask(
+        ws,
+        "What is the annual fee of Acme Bank's Gold Card?",
+        harness="llm",
+        model=model,
+        retriever=retriever,
+    )
+    assert ans.final_state == State.CONCLUDED and ans.harness == "llm"
+    assert ans.model == "function:scripted"
+    gate, retrieval = ans.record.steps[1], ans.record.steps[2]
+    assert gate.queries == ["Gold Card Acme Bank"] and "acme-gold-annual" in gate.articles
+    assert retrieval.queries == ["Gold Card annual fee"]  # every query names the candidate
+    assert set(retrieval.articles) <= set(ans.candidates[0].article_ids)
+    system = "".join(p.content for p in model.requests[0][0].parts if isinstance(p, SystemPromptPart))
+    assert "Evidence-first answers" in system  # the evidence-qa SKILL.md is the model's manual
+    assert (ans.confidence, ans.sufficient) == ("medium", True)

@@ -494,6 +494,7 @@ def ask(
     harness: Literal["extractive", "llm"] = "extractive",
     model: Any = None,
     use_index: bool = True,
+    retriever: SearchTool | None = None,
 ) -> EvidenceAnswer:
     """Answer ``question`` over workspace ``ws`` with skill ``skill`` (its skill.yaml sets ``k``,
     ``allowed_sources`` and the contract limits; its SKILL.md is the model's operating manual).
@@ -501,6 +502,7 @@ def ask(
     ``harness="llm"`` needs ``model`` (an id such as ``openai:gpt-4.1`` or a pydantic-ai ``Model``);
     ``"extractive"`` needs none. With ``use_index`` the search index is used when it exists and is
     current; a missing index leaves discovery to the exact-name scan (noted in the run record).
+    ``retriever`` replaces the workspace's search tool (any object with ``search(query, k)``).
     Raises ``SkillNotFound``, ``UserError`` (llm without a model), ``ModelError``.
     """
     from skillrag.corpus import ArticleStore
@@ -527,8 +529,7 @@ def ask(
         reasoner = ExtractiveReasoner()
     else:
         raise UserError(f"unknown harness {harness!r} (extractive, llm)")
-    retriever = None
-    if use_index:
+    if retriever is None and use_index:
         from skillrag.search import open_retriever
 
         try:
