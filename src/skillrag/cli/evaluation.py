@@ -141,5 +141,18 @@ def metrics_cmd(json_out: JsonOpt = False) -> None:
     console.print(_table(rows, "metrics"))
 
 
+@eval_app.command("benchmarks")
+def benchmarks_cmd(json_out: JsonOpt = False) -> None:
+    """List the registered benchmarks (config: `benchmark: {name: NAME, source: PATH}`)."""
+    from skillrag.evaluation.benchmarks import BENCHMARKS
+
+    rows = [{"name": b.name, "needs source": "yes" if b.needs_source else "no", "description": b.description}
+            for b in BENCHMARKS.values()]
+    if json_out:
+        print_json(rows)
+        return
+    console.print(_table(rows, "benchmarks"))
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(eval_app, name="eval")

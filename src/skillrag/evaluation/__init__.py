@@ -4,6 +4,7 @@
                 tools named in guidance / grounded in snippets, order agreement, run cost
     judges      Guidance-Match, Snippets-Sufficient, reference-free correctness; majority of 3 calls
     statistics  Wilson intervals, exact McNemar tests, paired deltas (scipy)
+    benchmarks  registry of benchmarks (demo, tau2-banking-dev, jsonl): cases + ground truth + corpus
     config      the evaluation YAML: cases, arms (harness, model, backend, mode, variant), matched effort
     arms        run every arm over the same cases with N workers and resume → results/ARM.jsonl
     report      summary, Markdown + HTML + plots; compare two results files
@@ -11,7 +12,15 @@
 """
 
 from skillrag.evaluation.arms import CaseResult, ResultsFile, arm_workspace, harness_runner, run_evaluation
-from skillrag.evaluation.config import ArmSpec, EffortBudget, EvalConfig, JudgeSettings, load_eval_config
+from skillrag.evaluation.benchmarks import BENCHMARKS, prepare_benchmark
+from skillrag.evaluation.config import (
+    ArmSpec,
+    BenchmarkRef,
+    EffortBudget,
+    EvalConfig,
+    JudgeSettings,
+    load_eval_config,
+)
 from skillrag.evaluation.judges import (
     JUDGES,
     JudgeInputs,
@@ -41,9 +50,11 @@ from skillrag.evaluation.statistics import (
 )
 
 __all__ = [
+    "BENCHMARKS",
     "JUDGES",
     "METRICS",
     "ArmSpec",
+    "BenchmarkRef",
     "CaseResult",
     "EffortBudget",
     "EvalConfig",
@@ -71,6 +82,7 @@ __all__ = [
     "mcnemar_exact",
     "paired_comparison",
     "parse_verdict",
+    "prepare_benchmark",
     "run_evaluation",
     "run_judge",
     "summarize",

@@ -224,12 +224,12 @@ def select_case_ids(case_file: Any, config: EvalConfig) -> list[str]:
     if config.case_ids is not None:
         missing = [c for c in config.case_ids if c not in set(ids)]
         if missing:
-            raise UserError(f"case_ids not in {config.cases}: {', '.join(missing[:5])}")
+            raise UserError(f"case_ids not in the case file: {', '.join(missing[:5])}")
         ids = list(config.case_ids)
     if config.limit is not None:
         ids = ids[: config.limit]
     if not ids:
-        raise EmptyInputError(f"{config.cases}: no cases to evaluate")
+        raise EmptyInputError("no cases to evaluate")
     return ids
 
 
@@ -302,16 +302,25 @@ def run_evaluation(
 ) -> EvalRunReport:
     """Run the arms of ``config`` over its cases into ``out_dir/results/ARM.jsonl`` (resumable).
 
-    ``case_file`` defaults to ``skillrag.skill.CaseFile(config.cases)``; ``runner`` to
+    ``case_file`` defaults to ``skillrag.skill.CaseFile(config.cases)`` (or the prepared ``benchmark``); ``runner`` to
     ``harness_runner``; ``preparer`` to ``arm_workspace``. ``judge_model`` (a spec or a pydantic-ai
     ``Model``) overrides ``config.judge.model`` / the workspace's ``models.judge``; with none, judges are
     skipped. ``on_progress(arm, done, total)`` is called after each case. A case whose runner raises
     is recorded with status ``error`` (and retried by the next run), never lost.
     """
     if case_file is None:
+        from skillrag.corpus import ArticleStore
         from skillrag.skill.cases import CaseFile
 
-        case_file = CaseFile(config.cases)
+        cases_path = config.cases
+        if config.benchmark is not None:
+            from skillrag.evaluation.benchmarks import prepare_benchmark
+
+            bench = prepare_benchmark(config.benchmark.name, out_dir / "benchmark", config.benchmark.source)
+            cases_path = bench.cases
+            if bench.corpus is not None and not ArticleStore(ws).list():
+                raise UserError(f"the workspace has no articles: run `skillrag ingest {bench.corpus}` first")
+        case_file = CaseFile(cases_path)
     ids = select_case_ids(case_file, config)
     runner = runner or harness_runner(case_file, out_dir / "runs")
     preparer = preparer or arm_workspace

@@ -4,6 +4,7 @@ Example::
 
     name: tau2-dev
     cases: cases/tau2_dev.jsonl        # a CaseFile (JSONL with ground truth); relative to this file
+    # or: benchmark: {name: tau2-banking-dev, source: ../shared/data/tau2-banking}
     reference_arm: hybrid-wiki
     workers: 2
     matched_effort: {max_queries: 5, max_fetches: 6}   # same budget for every arm (optional)
@@ -30,7 +31,7 @@ from skillrag.errors import ConfigError
 from skillrag.evaluation.judges import JUDGES
 from skillrag.evaluation.metrics import METRICS
 
-__all__ = ["ArmSpec", "EffortBudget", "EvalConfig", "JudgeSettings", "load_eval_config"]
+__all__ = ["ArmSpec", "BenchmarkRef", "EffortBudget", "EvalConfig", "JudgeSettings", "load_eval_config"]
 
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$"
 
@@ -87,11 +88,19 @@ class JudgeSettings(_Strict):
         return self
 
 
+class BenchmarkRef(_Strict):
+    """A registered benchmark (``skillrag.evaluation.benchmarks.BENCHMARKS``) instead of a case file."""
+
+    name: str = Field(description="Benchmark name: demo, tau2-banking-dev, jsonl.")
+    source: Path | None = Field(None, description="Its data folder or file, relative to the config file.")
+
+
 class EvalConfig(_Strict):
     """The whole evaluation config."""
 
     name: str = Field("eval", pattern=_NAME, description="Evaluation name, shown in the report.")
-    cases: Path = Field(description="Case file (JSONL with ground truth), relative to the config file.")
+    cases: Path | None = Field(None, description="Case file (JSONL with ground truth), relative to the config file.")
+    benchmark: BenchmarkRef | None = Field(None, description="A registered benchmark instead of `cases`.")
     case_ids: list[str] | None = Field(None, description="Only these cases (default: all in the file).")
     limit: int | None = Field(None, ge=1, description="Only the first N cases (after case_ids).")
     arms: list[ArmSpec] = Field(min_length=1, description="The arms, in report order.")
@@ -105,6 +114,13 @@ class EvalConfig(_Strict):
 
     @model_validator(mode="after")
     def _check(self) -> EvalConfig:
+        if (self.cases is None) == (self.benchmark is None):
+            raise ValueError("give exactly one of `cases` (a case file) or `benchmark`")
+        if self.benchmark is not None:
+            from skillrag.evaluation.benchmarks import BENCHMARKS
+
+            if self.benchmark.name not in BENCHMARKS:
+                raise ValueError(f"unknown benchmark {self.benchmark.name!r} (choose from {list(BENCHMARKS)})")
         names = [a.name for a in self.arms]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -152,6 +168,9 @@ def load_eval_config(path: str | Path) -> EvalConfig:
         where = ".".join(str(x) for x in err["loc"]) or "(root)"
         msg = "unknown setting" if err["type"] == "extra_forbidden" else err["msg"]
         raise ConfigError(f"{p}: {where}: {msg}") from None
-    if not cfg.cases.is_absolute():
+    if cfg.cases is not None and not cfg.cases.is_absolute():
         cfg = cfg.model_copy(update={"cases": (p.parent / cfg.cases).resolve()})
+    if cfg.benchmark is not None and cfg.benchmark.source is not None and not cfg.benchmark.source.is_absolute():
+        ref = cfg.benchmark.model_copy(update={"source": (p.parent / cfg.benchmark.source).resolve()})
+        cfg = cfg.model_copy(update={"benchmark": ref})
     return cfg
