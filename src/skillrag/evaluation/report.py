@@ -285,7 +285,8 @@ def _plots(report: Report, out_dir: Path) -> dict[str, str]:
     files: dict[str, str] = {}
     metrics = [*report.rate_metrics, *(f"judge:{j}" for j in report.judge_names)]
     if metrics:
-        fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(metrics) * max(1, len(report.arms)) / 2), 4))
+        width_in = min(13.0, max(6.0, 0.22 * len(metrics) * max(1, len(report.arms)) + 2.5))
+        fig, ax = plt.subplots(figsize=(width_in, 4.5))
         width = 0.8 / max(1, len(report.arms))
         x = np.arange(len(metrics))
         for i, arm in enumerate(report.arms):
@@ -301,7 +302,7 @@ def _plots(report: Report, out_dir: Path) -> dict[str, str]:
         ax.set_xticklabels([_label(m) for m in metrics], rotation=25, ha="right", fontsize=8)
         ax.set_ylabel("pass rate, % (95% Wilson interval)")
         ax.set_ylim(0, 105)
-        ax.legend(fontsize=7, ncols=2)
+        ax.legend(fontsize=7, ncols=1, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         fig.tight_layout()
         fig.savefig(out_dir / "rates.png", dpi=110)
         plt.close(fig)
