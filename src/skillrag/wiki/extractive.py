@@ -81,7 +81,7 @@ def _humanize_key(key: str) -> str:
     return " ".join(w if w.startswith("(") else w.capitalize() for w in words) or key
 
 
-def group_articles(articles: Iterable[Article], *, max_group: int = 10, merge: bool = True) -> list[list[Article]]:
+def group_articles(articles: Iterable[Article], *, max_group: int = 5, merge: bool = True) -> list[list[Article]]:
     """Articles grouped into pages (each group sorted by id; groups in id order).
 
     ``merge=False`` gives one group per article (the ``no-merge`` variant).
@@ -263,7 +263,7 @@ def build_extractive(
     articles: Iterable[Article],
     *,
     variant: str = "full",
-    max_group: int = 10,
+    max_group: int = 5,
     on_page: Callable[[Page], None] | None = None,
 ) -> list[Page]:
     """The whole extractive layer for ``articles`` (pages sorted by id)."""

@@ -78,7 +78,7 @@ class WikiSettings(_Section):
     candidate_pages: int = Field(5, ge=1, le=50, description="Existing pages shown to the model per article.")
     max_retries: int = Field(2, ge=0, description="Retries per article after an invalid page.")
     concurrency: int = Field(1, ge=1, le=32, description="Model calls in flight at once.")
-    max_group: int = Field(10, ge=1, le=100, description="Extractive builder: most articles merged into one page.")
+    max_group: int = Field(5, ge=1, le=100, description="Extractive builder: most articles merged into one page.")
 
 
 class ModelSettings(_Section):
