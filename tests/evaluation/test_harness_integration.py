@@ -117,3 +117,37 @@ def test_variant_arm_builds_its_own_layer_and_index(setup, tmp_path):
     assert hits and hits[0].article_id == "kb_wire"
     again = arm_workspace(ws, arm, out)  # reused, not rebuilt
     assert again.root == vws.root
+
+
+def test_eval_run_cli_end_to_end_with_a_real_index(setup, tmp_path, capsys):
+    """`skillrag eval run` over a real direct index (hash embedder), real extractive harness, and a
+    judge model resolved from a spec (pydantic-ai's TestModel, whose replies carry no verdict)."""
+    from skillrag.cli.main import main
+    from skillrag.search import build_index
+    from skillrag.workspace.config import dump_config, load_config
+
+    ws, cases = setup
+    cfg_ws = load_config(ws.config_path)
+    cfg_ws.search.embedder = "hash"
+    ws.config_path.write_text(dump_config(cfg_ws), encoding="utf-8")
+    build_index(Workspace.open(ws.root), backend="direct")
+    conf = tmp_path / "eval.yaml"
+    conf.write_text(
+        f"name: e2e\ncases: {cases}\nreference_arm: bm25\nworkers: 2\n"
+        "judge: {model: test, calls: 3, judges: [correctness]}\n"
+        "arms:\n  - {name: bm25, backend: direct, mode: bm25}\n  - {name: hybrid, backend: direct, mode: hybrid}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    assert main(["eval", "run", str(conf), "-w", str(ws.root), "--out", str(out), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {r["arm"] for r in data["summary"]} == {"bm25", "hybrid"}
+    res = ResultsFile(out / "results" / "hybrid.jsonl").load()
+    assert set(res) == {"lost", "wire"} and all(r.status == "accepted" for r in res.values())
+    verdict = res["lost"].judges["correctness"]
+    assert verdict.decision is None and "no majority" in verdict.failure  # unparseable → failure, no crash
+    md = (out / "report.md").read_text()
+    assert "Correctness (reference-free)" in md and "0/2 0.0%" in md
+    # a second run resumes: nothing re-runs
+    assert main(["eval", "run", str(conf), "-w", str(ws.root), "--out", str(out), "--json"]) == 0
+    assert len((out / "results" / "hybrid.jsonl").read_text().splitlines()) == 2
