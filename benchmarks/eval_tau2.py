@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     build_index(ws, backend="direct")
     timings["direct index"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    build_wiki(ws, builder="extractive", variant="full")
+    build_wiki(ws, builder="extractive", variant="full", rebuild=True)  # current builder code; vectors cached
     build_index(ws, backend="wiki")
     timings["wiki layer + index"] = time.perf_counter() - t0
 

@@ -173,7 +173,8 @@ def _copy_store(src: Path, dst: Path) -> None:
 def variant_workspace(ws: Workspace, variant: str, root: Path, *, log: Callable[[str], None] | None = None) -> Workspace:
     """A workspace at ``root`` holding ``ws``'s articles and skills with the layer built for ``variant``.
 
-    The layer is built with the same builder as ``ws``'s layer (``skillrag.wiki.build_wiki``) and
+    The layer is built with the same builder (and, for ``extractive``, the same parameters) as ``ws``'s
+    layer (``skillrag.wiki.build_wiki``; rebuilt when its parameters or library version differ) and
     indexed (``skillrag.search.build_index``, backend ``wiki``). Both are incremental, so a second call
     over an unchanged corpus reuses the folder. The article store is copied with SQLite's backup API
     (the embedding cache travels with it).
@@ -198,7 +199,16 @@ def variant_workspace(ws: Workspace, variant: str, root: Path, *, log: Callable[
         shutil.copytree(ws.skills_dir, vws.skills_dir, dirs_exist_ok=True)
     if log:
         log(f"building the {variant} layer ({builder}) in {root}")
-    build_wiki(vws, builder=builder, variant=variant, model=man.model if man is not None else None)
+    kwargs: dict[str, Any] = {}
+    rebuild = False
+    if builder == "extractive" and man is not None:
+        # same grouping as the source layer; a layer built by other code or parameters is rebuilt
+        if isinstance(man.params.get("max_group"), int):
+            kwargs["max_group"] = man.params["max_group"]
+        vman = Layer(vws).manifest()
+        rebuild = vman is not None and (vman.params != man.params or vman.library_version != man.library_version)
+    build_wiki(vws, builder=builder, variant=variant, model=man.model if man is not None else None,
+               rebuild=rebuild, **kwargs)
     build_index(vws, backend="wiki")
     return vws
 
