@@ -101,3 +101,13 @@ def test_after_subject_not_found_the_machine_refuses_more_work(corpus):
         sm.advance(State.EVIDENCE_RETRIEVAL)
     with pytest.raises(IllegalTransition):
         sm.advance(State.SUBJECT_CLASS_IDENTIFIED)  # no re-planning, no reformulated query
+
+
+def test_public_names_are_exported():
+    import skillrag.evidence as ev
+
+    assert sorted(ev.__all__) == sorted(set(ev.__all__))
+    assert all(hasattr(ev, name) for name in ev.__all__)
+    assert {"answer_question", "ask", "State", "StateMachine", "EvidenceAnswer", "LLMReasoner"} <= set(
+        ev.__all__
+    )
