@@ -11,24 +11,49 @@ from skillrag.corpus import ingest
 from skillrag.workspace import Workspace
 
 ARTICLES = {
-    "doc_cards_gold_001": ("Gold Card: Annual Fee", "## Overview\n\nThe Gold Card charges an annual fee that members "
-                           "can have waived.\n\n## Fees\n\nThe annual fee is $95 and is billed each January.\n\n"
-                           "## Waiver\n\nCustomers with a balance above $5,000 do not pay the annual fee.\n"),
-    "doc_cards_gold_002": ("Gold Card: Replacing a Lost Card", "## Procedure\n\n1. Verify the customer identity.\n"
-                           "2. Freeze the card with freeze_card_1234.\n3. Order a replacement card.\n\n"
-                           "## Limits\n\nAt most two replacements are allowed per year.\n"),
-    "doc_cards_gold_003": ("Gold Card: Rewards", "## How rewards accrue\n\nEvery purchase earns two points per "
-                           "dollar spent on the Gold Card.\n\n## Eligibility\n\nOnly accounts in good standing "
-                           "earn rewards points.\n"),
-    "doc_savings_blue_001": ("Blue Savings: Opening an Account", "## Eligibility Requirements\n\nThe customer must "
-                             "be verified and at least 18 years old.\n\n## Opening Procedure\n\n1. Verify identity."
-                             "\n2. Use open_account_4821 to open the account.\n"),
-    "doc_savings_blue_002": ("Blue Savings: Interest", "## How interest is calculated\n\nInterest is compounded "
-                             "daily and credited to the account monthly.\n\n## Rates\n\nThe base APY is 2.0 percent."
-                             "\n"),
-    "doc_disputes_001": ("Disputing a Charge", "## Overview\n\nCustomers can dispute a card charge they do not "
-                         "recognise within sixty days.\n\n## Escalation\n\nContact the disputes team when the "
-                         "merchant refuses a refund.\n"),
+    'doc_cards_gold_001': (
+        'Gold Card: Annual Fee',
+        (
+            '## Overview\n\nThe Gold Card charges an annual fee that members can have waived.\n\n## Fees\n\nT'
+            'he annual fee is $95 and is billed each January.\n\n## Waiver\n\nCustomers with a balance abov'
+            'e $5,000 do not pay the annual fee.\n'
+        ),
+    ),
+    'doc_cards_gold_002': (
+        'Gold Card: Replacing a Lost Card',
+        (
+            '## Procedure\n\n1. Verify the customer identity.\n2. Freeze the card with freeze_card_1234.\n3'
+            '. Order a replacement card.\n\n## Limits\n\nAt most two replacements are allowed per year.\n'
+        ),
+    ),
+    'doc_cards_gold_003': (
+        'Gold Card: Rewards',
+        (
+            '## How rewards accrue\n\nEvery purchase earns two points per dollar spent on the Gold Card.\n'
+            '\n## Eligibility\n\nOnly accounts in good standing earn rewards points.\n'
+        ),
+    ),
+    'doc_savings_blue_001': (
+        'Blue Savings: Opening an Account',
+        (
+            '## Eligibility Requirements\n\nThe customer must be verified and at least 18 years old.\n\n## '
+            'Opening Procedure\n\n1. Verify identity.\n2. Use open_account_4821 to open the account.\n'
+        ),
+    ),
+    'doc_savings_blue_002': (
+        'Blue Savings: Interest',
+        (
+            '## How interest is calculated\n\nInterest is compounded daily and credited to the account mo'
+            'nthly.\n\n## Rates\n\nThe base APY is 2.0 percent.\n'
+        ),
+    ),
+    'doc_disputes_001': (
+        'Disputing a Charge',
+        (
+            '## Overview\n\nCustomers can dispute a card charge they do not recognise within sixty days.\n'
+            '\n## Escalation\n\nContact the disputes team when the merchant refuses a refund.\n'
+        ),
+    ),
 }
 
 

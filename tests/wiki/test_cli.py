@@ -66,5 +66,18 @@ def test_dry_run_prints_a_token_estimate(ws, capsys):
 
 def test_llm_build_through_the_cli_with_the_test_model_reports_failures(ws, capsys):
     # pydantic-ai's TestModel fills the schema with placeholder values: the validator must reject them all
-    rc, out, err = run(capsys, "wiki", "build", "-w", str(ws.root), "--builder", "llm", "--model", "test")
+    rc, _, err = run(capsys, "wiki", "build", "-w", str(ws.root), "--builder", "llm", "--model", "test")
     assert rc == 1 and err.count("failed: ") == 6 and "no step links to the article being processed" in err
+
+
+def test_semantic_audit_through_the_cli(ws, capsys):
+    w = str(ws.root)
+    run(capsys, "wiki", "build", "-w", w)
+    n_links = sum(len(p.article_ids()) for p in load_pages(ws))
+    rc, out, _ = run(capsys, "wiki", "audit", "-w", w, "--links", "--model", "test", "--json")
+    data = json.loads(out)["links"]
+    assert rc == 0 and data["links"] == n_links == len(data["judgements"])
+    assert data["model"] == "test" and 0.0 <= data["pass_rate"] <= 1.0
+    assert data["passed"] + len(data["flagged"]) == n_links
+    rc, out, _ = run(capsys, "wiki", "audit", "-w", w, "--links", "--model", "test")
+    assert rc == 0 and "semantic audit (test)" in out and f"{n_links} from cache" in out

@@ -108,21 +108,33 @@ def test_kill_between_journal_and_page_write_loses_nothing(ws, tmp_path, corpus_
 
 
 def test_concurrent_build_covers_every_article_without_duplicate_pages(ws):
-    model = ScriptedPageModel(ws)
+    model = ScriptedPageModel(ws, delay=0.05)
     rep = llm_build(ws, model, concurrency=4)
     pages = load_pages(ws)
+    assert model.max_in_flight == 4  # the calls really overlapped
+    # same-group articles raced to create the same page; the losers were recomputed, not duplicated
+    assert len(model.prompts) > 6
     assert not rep.failed and audit_structure(ws).ok
     assert len(pages) == 3 and len({p.title for p in pages}) == 3
     assert sorted(a for p in pages for a in p.source_ids()) == sorted(ArticleStore(ws).hashes())
 
 
-def test_no_merge_variant_gives_one_page_per_article_and_no_candidates(ws):
+def test_no_merge_variant_gives_one_page_per_article_and_no_candidates(ws, corpus_dir, write_articles, articles):
     model = ScriptedPageModel(ws, merge=False)
     build_wiki(ws, builder="llm", model=model.model, variant="no-merge")
     pages = load_pages(ws)
     assert len(pages) == 6 and all(len(p.sources) == 1 for p in pages)
     assert all("Candidate pages (selected by search; the rest of the wiki is not shown):\n(none)" in p
                for p in model.prompts)
+    # after a change the article's own page is its only candidate, and it is updated in place
+    arts = dict(articles)
+    arts["doc_disputes_001"] = (arts["doc_disputes_001"][0], arts["doc_disputes_001"][1] + "\nMore.\n")
+    write_articles(corpus_dir, arts)
+    ingest(ws, [corpus_dir])
+    again = ScriptedPageModel(ws, merge=False)
+    rep = build_wiki(ws, builder="llm", model=again.model, variant="no-merge")
+    assert len(again.prompts) == 1 and again.prompts[0].count("<page id=") == 1
+    assert len(rep.updated) == 1 and not rep.created and len(load_pages(ws)) == 6
 
 
 def test_llm_variants_pooled_links_and_no_intent(ws, tmp_path, corpus_dir, make_ws):

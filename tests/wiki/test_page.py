@@ -5,7 +5,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillrag.errors import InvalidIdError, WorkspaceError
-from skillrag.wiki.page import Link, LinkType, Page, SourceRef, Step, check_page_id, parse_page, render_page, slugify
+from skillrag.wiki.page import (
+    Link,
+    LinkType,
+    Page,
+    SourceRef,
+    Step,
+    check_page_id,
+    parse_page,
+    render_page,
+    slugify,
+)
 
 
 def sample_page() -> Page:

@@ -8,7 +8,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from skillrag.cli._common import JsonOpt, WorkspaceOpt, console, err_console, open_workspace, print_json, write_raw
+from skillrag.cli._common import (
+    JsonOpt,
+    WorkspaceOpt,
+    console,
+    err_console,
+    open_workspace,
+    print_json,
+    write_raw,
+)
 from skillrag.errors import UserError
 from skillrag.wiki import VARIANTS, Layer, audit_links, audit_structure, build_wiki, estimate_build, fix_links
 from skillrag.wiki.page import render_page

@@ -28,12 +28,12 @@ from skillrag.wiki.page import Page, render_page
 from skillrag.workspace import Workspace
 
 __all__ = [
-    "StructuralAudit",
-    "LinkVerdict",
-    "LinkJudgement",
     "LinkAudit",
-    "audit_structure",
+    "LinkJudgement",
+    "LinkVerdict",
+    "StructuralAudit",
     "audit_links",
+    "audit_structure",
     "fix_links",
     "page_links",
 ]

@@ -20,7 +20,7 @@ from skillrag.wiki.page import Page
 from skillrag.wiki.variants import VARIANTS
 from skillrag.workspace import Workspace
 
-__all__ = ["BuildReport", "ArticleDiff", "diff_articles", "build_wiki", "estimate_build"]
+__all__ = ["ArticleDiff", "BuildReport", "build_wiki", "diff_articles", "estimate_build"]
 
 
 @dataclass

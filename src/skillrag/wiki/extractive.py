@@ -19,12 +19,11 @@ from skillrag.corpus import Article
 from skillrag.wiki.page import Link, LinkType, Page, SourceRef, Step, slugify
 from skillrag.wiki.variants import apply_variant
 
-__all__ = ["group_key", "group_articles", "extractive_page", "build_extractive", "classify_link"]
+__all__ = ["build_extractive", "classify_link", "extractive_page", "group_articles", "group_key"]
 
 _NUM_TAIL = re.compile(r"[_\-.]?\d+$")
 _STOP = frozenset(
-    "a an and are as at be by for from how in internal is it of on or the to what when with your you "
-    "this that can our we may not".split()
+    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "in", "internal", "is", "it", "of", "on", "or", "the", "to", "what", "when", "with", "your", "you", "this", "that", "can", "our", "we", "may", "not"]
 )
 _INTENT_HEADS = ("overview", "summary", "purpose", "scope", "about", "introduction", "what is", "snapshot")
 _NEGATIVE = re.compile(

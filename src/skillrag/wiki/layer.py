@@ -27,7 +27,7 @@ from skillrag.errors import WorkspaceError
 from skillrag.wiki.page import Page, check_page_id, parse_page, render_page
 from skillrag.workspace import Workspace, atomic_write_text
 
-__all__ = ["Layer", "Manifest", "load_pages", "layer_fingerprint", "library_version", "now_iso"]
+__all__ = ["Layer", "Manifest", "layer_fingerprint", "library_version", "load_pages", "now_iso"]
 
 INDEX_HEADER = "# Index\n\nOne line per page, maintained by `skillrag wiki build` (do not reorder by hand).\n\n"
 LOG_HEADER = "# Log\n\nAppend-only record of what each article did to which page.\n\n"
@@ -35,11 +35,11 @@ _INDEX_LINE = re.compile(r"^- \[(?P<title>.*)\]\(pages/(?P<id>[a-z0-9-]+)\.md\)(
 
 
 def library_version() -> str:
-    try:
-        from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
         return version("skillrag")
-    except Exception:  # pragma: no cover - not installed as a distribution
+    except PackageNotFoundError:  # pragma: no cover - not installed as a distribution
         return "0+unknown"
 
 

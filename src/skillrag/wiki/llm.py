@@ -32,15 +32,15 @@ from skillrag.wiki.variants import apply_variant
 from skillrag.workspace import Workspace
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "DraftLink",
     "DraftStep",
-    "PageDraft",
-    "LLMBuildLimits",
-    "LLMBuilder",
-    "LLMBuildResult",
     "Journal",
+    "LLMBuildLimits",
+    "LLMBuildResult",
+    "LLMBuilder",
+    "PageDraft",
     "validate_draft",
-    "CHARS_PER_TOKEN",
 ]
 
 #: Token estimates use this many characters per token (a common rule of thumb for English text).
@@ -181,8 +181,8 @@ def validate_draft(
     if citing and (draft.action != "update" or draft.page_id not in citing):
         reasons.append(f"pages {', '.join(sorted(citing))} already cite {article.id}: update one of them")
     if draft.action == "update":
-        if not allow_update:
-            reasons.append("this build makes one page per article: action must be 'create'")
+        if not allow_update and draft.page_id not in citing:
+            reasons.append("this build makes one page per article: create one, or update the page citing it")
         elif draft.page_id not in candidates:
             shown = ", ".join(sorted(candidates)) or "none"
             reasons.append(f"page_id {draft.page_id!r} is not one of the candidate pages ({shown})")
@@ -265,11 +265,13 @@ class LLMBuilder:
     # -- prompt --------------------------------------------------------------------------------
 
     def candidates_for(self, article: Article) -> list[Page]:
-        """Pages already citing the article first, then BM25 matches; at most ``candidate_pages``."""
-        if self.variant == "no-merge":
-            return []
-        k = self.limits.candidate_pages
+        """Pages already citing the article first, then BM25 matches; at most ``candidate_pages``.
+
+        The ``no-merge`` variant shows only the pages citing the article (its own page, if it changed)."""
         citing = self._search.citing(article.id)
+        if self.variant == "no-merge":  # only the article's own page (after it changed)
+            return [self._pages[pid] for pid in citing]
+        k = self.limits.candidate_pages
         query = f"{article.title}\n{article.body[:2000]}"
         ranked = citing + [p for p in self._search.search(query, k + len(citing)) if p not in citing]
         return [self._pages[pid] for pid in ranked[:k]]
@@ -282,7 +284,8 @@ class LLMBuilder:
             body = body[: lim.max_article_chars] + "\n… (truncated)"
         cand = "\n\n".join(_candidate_text(p, lim.max_candidate_chars) for p in candidates) or "(none)"
         merge_rule = (
-            "In this build every article gets its own page: always CREATE." if self.variant == "no-merge" else ""
+            "In this build every article gets its own page: CREATE it, or UPDATE the candidate page only if it"
+            " already cites this article." if self.variant == "no-merge" else ""
         )
         return self._build_prompt.render(
             merge_rule=merge_rule,
@@ -389,8 +392,9 @@ class LLMBuilder:
         self._epoch += 1
         self._changed_at[page.id] = self._epoch
         self._search.set(page)
-        self.layer.log([f"{article.id} {action}d page {page.id} (builder llm, model {self.model_name}, "
-                        f"variant {self.variant})"])
+        self.layer.log([
+            f"{article.id} {action}d page {page.id} (builder llm, model {self.model_name}, variant {self.variant})"
+        ])
         self.journal.finish(article.id)
 
     def replay(self) -> list[str]:
@@ -457,19 +461,19 @@ class LLMBuilder:
             if not batch:
                 break
 
-            async def one(a: Article) -> None:
+            async def one(a: Article, first_pass: bool) -> None:
                 nonlocal done
                 await self._process(a, sem, lock, result)
-                if _pass == 0:
+                if first_pass:
                     done += 1
                     if self.progress:
                         self.progress(done, total, result.input_tokens, result.output_tokens)
 
             if self.concurrency == 1:
                 for a in batch:
-                    await one(a)
+                    await one(a, _pass == 0)
             else:
-                await asyncio.gather(*(one(a) for a in batch))
+                await asyncio.gather(*(one(a, _pass == 0) for a in batch))
         return result
 
     def run(self, articles: list[Article]) -> LLMBuildResult:

@@ -47,16 +47,16 @@ from skillrag.corpus.model import ID_PATTERN
 from skillrag.errors import InvalidIdError, WorkspaceError
 
 __all__ = [
-    "LinkType",
-    "Link",
-    "Step",
-    "SourceRef",
-    "Page",
-    "render_page",
-    "parse_page",
-    "check_page_id",
-    "slugify",
     "LINK_RE",
+    "Link",
+    "LinkType",
+    "Page",
+    "SourceRef",
+    "Step",
+    "check_page_id",
+    "parse_page",
+    "render_page",
+    "slugify",
 ]
 
 #: Page ids: lower-case letters, digits and single dashes (also the file name, ``<id>.md``).

@@ -9,6 +9,7 @@ link judge: a link passes when the claims share enough content words with the ar
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Iterable
@@ -22,7 +23,7 @@ from skillrag.wiki.extractive import _humanize_key, group_key
 from skillrag.wiki.layer import Layer
 from skillrag.workspace import Workspace
 
-__all__ = ["ScriptedPageModel", "OverlapJudge", "Interrupt", "last_prompt", "synthetic_corpus"]
+__all__ = ["Interrupt", "OverlapJudge", "ScriptedPageModel", "last_prompt", "synthetic_corpus"]
 
 _ARTICLE = re.compile(r"^Article to place:\nid: (\S+)\ntitle: (.*)$", re.MULTILINE)
 _CANDIDATE = re.compile(r"^<page id=([a-z0-9-]+)>$", re.MULTILINE)
@@ -51,7 +52,9 @@ class ScriptedPageModel:
     ``invalid_first``: article ids whose first answer is invalid (``"unknown"`` cites a missing id,
     ``"uncited"`` omits the article, ``"bad-update"`` updates a page that was not a candidate).
     ``always_invalid``: article ids that never get a valid answer. ``interrupt_at``: raise
-    :class:`Interrupt` on this call number (1-based), simulating a kill. ``.prompts`` keeps every prompt.
+    :class:`Interrupt` on this call number (1-based), simulating a kill. ``delay``: seconds each call
+    waits (yielding to the event loop, as a network call would). ``.prompts`` keeps every prompt;
+    ``.max_in_flight`` is the most calls that were waiting at once.
     """
 
     def __init__(
@@ -62,6 +65,7 @@ class ScriptedPageModel:
         always_invalid: Iterable[str] = (),
         interrupt_at: int | None = None,
         merge: bool = True,
+        delay: float = 0.0,
     ) -> None:
         self.ws = ws
         self.invalid_first = dict(invalid_first or {})
@@ -70,7 +74,20 @@ class ScriptedPageModel:
         self.merge = merge
         self.prompts: list[str] = []
         self.seen: dict[str, int] = {}
-        self.model = FunctionModel(self._play, model_name="scripted-pages")
+        self.delay = delay
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.model = FunctionModel(self._play_async, model_name="scripted-pages")
+
+    async def _play_async(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        """Like a network call: yields to the event loop for ``delay`` seconds before answering."""
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(self.delay)
+            return self._play(messages, info)
+        finally:
+            self.in_flight -= 1
 
     def _play(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         prompt = last_prompt(messages)
@@ -85,12 +102,12 @@ class ScriptedPageModel:
         fault = "unknown" if aid in self.always_invalid else (self.invalid_first.get(aid) if n == 1 else None)
         layer = Layer(self.ws)
         target = None
-        if self.merge:
-            for pid in candidates:
-                page = layer.read(pid)
-                if any(group_key(s) == group_key(aid) for s in page.source_ids()) or aid in page.article_ids():
-                    target = page
-                    break
+        for pid in candidates:
+            page = layer.read(pid)
+            same_group = self.merge and any(group_key(s) == group_key(aid) for s in page.source_ids())
+            if same_group or aid in page.article_ids():
+                target = page
+                break
         step = {"text": f"Handle {title} as the article describes.", "links": [{"type": "procedure", "article_id": aid}]}
         if target is not None:
             steps = [{"text": s.text, "links": [{"type": ln.type.value, "article_id": ln.article_id} for ln in s.links]}
