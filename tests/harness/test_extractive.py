@@ -39,11 +39,14 @@ def test_queries_cover_reason_path_entities_and_notes():
     )
     qs = case_queries(case, Analyzer())
     assert 3 <= len(qs) <= 5
-    assert qs[0] == "Customer lost their debit card"
-    assert qs[1] == "cards lost"
+    assert qs[0].startswith("Customer lost their debit card cards lost The customer has")  # the whole case
+    assert qs[1] == "Customer lost their debit card"
+    assert qs[2] == "cards lost"
     assert any("Platinum Rewards Card" in q and "freeze_card_4410" in q for q in qs)
     assert any("replacement fees" in q for q in qs)
     assert len(case_queries(case, Analyzer(), max_queries=2)) == 2
+    shouting = Case(case_id="s", contact_reason="Lost card", case_notes=["DO NOT SAY THIS Gold Card now"])
+    assert "Gold Card" in case_queries(shouting, Analyzer())  # the entity query, shouted words dropped
 
 
 def test_extractive_run_is_accepted_grounded_and_deterministic(ws, cases, retriever):

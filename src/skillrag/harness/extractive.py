@@ -30,6 +30,8 @@ __all__ = ["ExtractiveHarness", "Passage", "case_queries", "split_passages"]
 RRF_K = 60
 #: Passages longer than this (characters) are cut into sentences.
 LINE_LIMIT = 320
+#: The whole-case query is clipped to this many characters (the retriever handles long queries).
+WHOLE_CASE_CHARS = 1500
 _LIST_MARK = re.compile(r"^(\s*)(?:(\d{1,3})[.)]|[-*+\u2022])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s+(.*\S)\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
@@ -140,9 +142,13 @@ def _clip(text: str, limit: int = 300) -> str:
 
 def case_queries(case: Case, analyzer: Analyzer, *, max_queries: int = 5) -> list[str]:
     """3–5 search queries for ``case`` (fewer when the case is thin, never more than ``max_queries``):
-    the contact reason; the reason path; the named entities and tool names; then the
-    note / customer-message sentences that add the most terms not yet covered."""
+    the whole case text (clipped to ``WHOLE_CASE_CHARS``), the contact reason, the reason path, the
+    named entities and tool names, then the note / customer-message sentences that add the most terms
+    not yet covered; near-duplicates (term-set Jaccard > 0.8) are dropped."""
     cands: list[str] = []
+    whole = _clip(_case_text(case), WHOLE_CASE_CHARS)
+    if whole:
+        cands.append(whole)
     reason = _clip(case.contact_reason)
     if reason:
         cands.append(reason)
@@ -151,13 +157,14 @@ def case_queries(case: Case, analyzer: Analyzer, *, max_queries: int = 5) -> lis
     text = _case_text(case)
     entities: list[str] = []
     for m in _ENTITY.finditer(text):
-        phrase = m.group(0).strip()
-        if len(phrase) > 3 and phrase.lower() not in (e.lower() for e in entities):
+        words = [w for w in m.group(0).split() if not (len(w) > 1 and w.isupper())]  # drop SHOUTED words
+        phrase = " ".join(words)
+        if len(words) > 1 and len(phrase) > 3 and phrase.lower() not in (e.lower() for e in entities):
             entities.append(phrase)
     entities += [a or b for a, b in _TOOL.findall(text)]
     if entities:
         cands.append(_clip(" ".join(dict.fromkeys(entities)), 200))
-    covered = {t for q in cands for t in analyzer.terms(q)}
+    covered = {t for q in cands[1 if whole else 0 :] for t in analyzer.terms(q)}  # the whole case covers all
     sentences: list[str] = []
     sources = list(case.case_notes) + [
         m.content for m in case.case_messages if m.role.lower() not in ("agent", "assistant", "system")
@@ -197,7 +204,8 @@ class ExtractiveHarness:
 
     ``max_fetch`` caps the articles read (and the fetch budget caps it further); ``target_snippets``
     is how many snippets it aims for (capped by the skill's ``max_snippets``); ``per_article`` caps
-    snippets from one article.
+    snippets from one article; ``cover_articles`` first takes the best passage of every article read
+    that shares terms with the case, then fills up by score.
     """
 
     name = "extractive"
@@ -205,15 +213,17 @@ class ExtractiveHarness:
     def __init__(
         self,
         *,
-        max_fetch: int = 6,
+        max_fetch: int = 8,
         target_snippets: int = 12,
         per_article: int = 5,
+        cover_articles: bool = True,
         stopwords: str | None = "en",
         stemmer: str | None = "english",
     ) -> None:
         self.max_fetch = max_fetch
         self.target_snippets = target_snippets
         self.per_article = per_article
+        self.cover_articles = cover_articles
         self.analyzer = Analyzer(stopwords, stemmer)
 
     def run(self, session: Session, case: Case, skill: Skill, out_path=None) -> SavedOutput:
@@ -305,18 +315,31 @@ class ExtractiveHarness:
         per_article: dict[str, int] = defaultdict(int)
         seen: set[str] = set()
         picked: list[int] = []
-        for i in ranked:
+
+        def take(i: int) -> bool:
             p = passages[i]
             key = " ".join(p.text.split()).lower()
-            if key in seen or per_article[p.article_id] >= self.per_article:
-                continue
-            if picked and score(i) < floor:
-                break
+            if key in seen or per_article[p.article_id] >= self.per_article or len(picked) >= limit:
+                return False
             seen.add(key)
             per_article[p.article_id] += 1
             picked.append(i)
-            if len(picked) >= limit:
+            return True
+
+        # first the best passage of each article the case clearly touches, so that every relevant
+        # article read is cited; then the rest by score
+        if self.cover_articles:
+            best_of: dict[str, int] = {}
+            for i in ranked:
+                best_of.setdefault(passages[i].article_id, i)
+            for aid in order:
+                i = best_of.get(aid)
+                if i is not None and score(i) >= floor and rel[i] > 0:
+                    take(i)
+        for i in ranked:
+            if len(picked) >= limit or (picked and score(i) < floor):
                 break
+            take(i)
         chosen = [passages[i] for i in picked]
         chosen.sort(key=lambda p: (rank_of[p.article_id], p.position))
         return chosen, qset
