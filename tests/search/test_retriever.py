@@ -135,3 +135,18 @@ def test_wiki_index_goes_stale_when_the_layer_changes(built, emb):
     assert report.changed == ["p-save"] and report.embedded == 1
     hit = open_retriever(built, backend="wiki", embedder=emb, pages=src).search("bonus", k=1)[0]
     assert hit.article_id == "open_savings"
+
+
+def test_real_wiki_layer_edited_in_place_makes_the_index_stale(built, emb):
+    from skillrag.wiki import build_wiki
+
+    build_wiki(built, builder="extractive")
+    build_index(built, backend="wiki", embedder=emb)
+    r = open_retriever(built, backend="wiki", embedder=emb)
+    assert r.search("wire abroad", k=1)[0].page_ids
+    assert r.search("wire abroad", k=1)  # memoised fingerprint: still fresh
+    page = sorted((built.wiki_dir / "pages").glob("*.md"))[0]
+    with page.open("a", encoding="utf-8") as fh:  # an in-place edit, no rename
+        fh.write("\n")
+    with pytest.raises(IndexStateError, match="navigation layer changed"):
+        r.search("wire abroad")

@@ -69,7 +69,8 @@ class OnnxEmbedder:
     ``model_path``/``tokenizer_path``: the ``.onnx`` graph (inputs ``input_ids``, ``attention_mask``,
     optionally ``token_type_ids``; first output ``(batch, seq, dim)``) and a ``tokenizer.json``.
     ``sha256``: if given, the model file must match it or ``EmbedderError`` is raised.
-    ``max_length``: truncation in tokens. ``batch_size``: texts per forward pass. ``threads``:
+    ``max_length``: truncation in tokens. ``batch_size``: texts per forward pass (8: measured faster
+    and ~40 % less peak memory than 16 on 2 cores, as attention buffers grow with the batch). ``threads``:
     onnxruntime intra-op threads (default: the CPUs available to this process).
     """
 
@@ -81,7 +82,7 @@ class OnnxEmbedder:
         name: str = "onnx",
         sha256: str | None = None,
         max_length: int = 256,
-        batch_size: int = 16,
+        batch_size: int = 8,
         threads: int | None = None,
     ) -> None:
         import onnxruntime as ort
