@@ -104,6 +104,11 @@ class OnnxEmbedder:
         except Exception as exc:  # noqa: BLE001 - tokenizers raises plain Exception subclasses
             raise EmbedderError(f"{self.tokenizer_path}: not a tokenizers file ({exc})") from None
         self.max_length = max_length
+        # a second copy without truncation or padding, for ``truncate`` (never mutate shared state:
+        # the retriever may be called from several threads)
+        self._full_tokenizer = Tokenizer.from_str(self.tokenizer.to_str())
+        self._full_tokenizer.no_truncation()
+        self._full_tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=max_length)
         self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id("[PAD]") or 0, pad_token="[PAD]")
         opts = ort.SessionOptions()
@@ -136,11 +141,7 @@ class OnnxEmbedder:
 
     def truncate(self, text: str, max_tokens: int) -> str:
         """The prefix of ``text`` covering its first ``max_tokens`` model tokens (special tokens included)."""
-        self.tokenizer.no_truncation()
-        try:
-            enc = self.tokenizer.encode(text)
-        finally:
-            self.tokenizer.enable_truncation(max_length=self.max_length)
+        enc = self._full_tokenizer.encode(text)
         offsets = [o for o, m in zip(enc.offsets, enc.special_tokens_mask, strict=True) if not m]
         if len(offsets) + 2 <= max_tokens:
             return text
