@@ -168,9 +168,10 @@ def pages_cmd(workspace: WorkspaceOpt = None, json_out: JsonOpt = False) -> None
         print_json([{"id": p.id, "title": p.title, "sources": p.source_ids(), "links": len(p.links()),
                      "steps": len(p.steps), "variant": p.variant, "builder": p.builder} for p in pages])
         return
-    table = Table("id", "title", "sources", "steps")
+    table = Table("title", "sources", "steps")
+    table.add_column("id", overflow="fold")
     for p in pages:
-        table.add_row(p.id, p.title, str(len(p.sources)), str(len(p.steps)))
+        table.add_row(p.title, str(len(p.sources)), str(len(p.steps)), p.id)
     console.print(table)
     console.print(f"{len(pages)} pages")
 
