@@ -69,14 +69,19 @@ def main(argv: list[str] | None = None) -> int:
     from skillrag.skill.cases import write_cases
     from skillrag.skill.tau2 import import_tau2
     from skillrag.wiki import build_wiki
-    from skillrag.workspace import Workspace
+    from skillrag.workspace import Workspace, atomic_write_text
+    from skillrag.workspace.config import WorkspaceConfig, dump_config
 
     tau2 = args.shared / "data" / "tau2-banking"
     if not (tau2 / "tasks_dev.json").is_file():
         console.print(f"error: {tau2} not found (pass --shared)")
         return 2
     t_start = time.perf_counter()
-    ws = Workspace.init(args.work / "ws")
+    # the library's default settings every run (an older skillrag.yaml in the scratch folder is replaced)
+    ws_dir = args.work / "ws"
+    ws_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(ws_dir / "skillrag.yaml", dump_config(WorkspaceConfig(name="tau2-banking")))
+    ws = Workspace.init(ws_dir)
     timings: dict[str, float] = {}
 
     t0 = time.perf_counter()

@@ -60,3 +60,13 @@ def test_tau2_adapter_on_the_real_dev_set(tau2_dir, tmp_path):
     assert all(d in docs for t in truths for d in t.required_documents)
     raw = json.loads((tau2_dir / "tasks_dev.json").read_text())
     assert {t["id"] for t in raw} == set(cf.ids())
+
+
+def test_example_config_in_the_repo_is_valid():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "eval_tau2.yaml"
+    cfg = load_eval_config(path)
+    assert cfg.reference == "hybrid-wiki" and len(cfg.arms) == 9
+    assert cfg.benchmark.source.parts[-3:] == ("shared", "data", "tau2-banking")
+    assert cfg.budget_for(cfg.arm("bm25-direct")).max_fetches == 8
