@@ -151,3 +151,19 @@ def test_eval_run_cli_end_to_end_with_a_real_index(setup, tmp_path, capsys):
     # a second run resumes: nothing re-runs
     assert main(["eval", "run", str(conf), "-w", str(ws.root), "--out", str(out), "--json"]) == 0
     assert len((out / "results" / "hybrid.jsonl").read_text().splitlines()) == 2
+
+
+def test_llm_arm_runs_with_a_model_spec_and_records_tokens(setup, tmp_path):
+    """An llm-harness arm resolves its model from the spec ("test" = pydantic-ai TestModel, whose junk
+    saves the evidence contract rejects): the cases fail, nothing crashes, tokens are counted."""
+    ws, cases = setup
+    cf = CaseFile(cases)
+    cfg = EvalConfig.model_validate({"name": "llm", "cases": str(cases), "arms": [
+        {"name": "llm", "harness": "llm", "model": "test", "backend": "direct"}]})
+    out = tmp_path / "out"
+    run_evaluation(ws, cfg, out, case_file=cf,
+                   runner=harness_runner(cf, out / "runs", retriever_factory=lambda w, a: FakeRetriever(w)))
+    res = ResultsFile(out / "results" / "llm.jsonl").load()
+    assert {r.status for r in res.values()} == {"failed"}
+    assert all(r.metrics["accepted"] is False and r.metrics["tokens"] > 0 for r in res.values())
+    assert all(r.record["harness"] == "llm" and "rejected" in r.record["error"] for r in res.values())
