@@ -167,3 +167,18 @@ def test_llm_arm_runs_with_a_model_spec_and_records_tokens(setup, tmp_path):
     assert {r.status for r in res.values()} == {"failed"}
     assert all(r.metrics["accepted"] is False and r.metrics["tokens"] > 0 for r in res.values())
     assert all(r.record["harness"] == "llm" and "rejected" in r.record["error"] for r in res.values())
+
+
+def test_tool_gaps_reach_the_report(setup, tmp_path):
+    ws, cases = setup
+    cf = CaseFile(cases)
+    cfg = EvalConfig.model_validate({"name": "g", "cases": str(cases), "arms": [{"name": "a", "backend": "direct"}]})
+    out = tmp_path / "out"
+    run_evaluation(ws, cfg, out, case_file=cf,
+                   runner=harness_runner(cf, out / "runs", retriever_factory=lambda w, a: FakeRetriever(w)))
+    res = ResultsFile(out / "results" / "a.jsonl").load()
+    # every expected tool of the two cases is named in the corpus, so none is "not_in_corpus"
+    assert all(r.tool_gaps["not_in_corpus"] == 0 and sum(r.tool_gaps.values()) >= 1 for r in res.values())
+    report = summarize(load_results(out))
+    assert sum(report.arms[0].tool_gaps.values()) == 3
+    assert "Where the expected tools stand" in write_report(report, out)["md"].read_text()

@@ -118,3 +118,27 @@ def test_run_cost_from_totals():
 def test_subset_of_metrics():
     v = compute_metrics(ScoredCase("t1", "accepted", OUTPUT, REF, RECORD), ["accepted", "queries"])
     assert v == {"accepted": True, "queries": 2.0}
+
+
+def test_tool_gaps_localise_each_expected_tool():
+    from skillrag.evaluation.metrics import ToolLocator, tool_gaps
+
+    ref = Reference(case_id="t", expected_tools=("log_verification", "freeze_card_1", "open_vault_9", "fly_away_3"))
+    locator = ToolLocator({
+        "doc_a": "Always call log_verification first.",
+        "doc_b": "Freeze the card with freeze_card_1.",
+        "doc_z": "Use open_vault_9 for vault access.",
+    })
+    output = {
+        "guidance": "verify, freeze",
+        "snippets": [{"source_article": "doc_a", "text": "Always call log_verification first."}],
+        "articles_consulted": ["doc_a", "doc_b"],
+    }
+    gaps = tool_gaps(ScoredCase("t", "accepted", output, ref), locator)
+    # grounded: log_verification; read but not quoted: freeze_card_1; corpus has it, run did not read it:
+    # open_vault_9; nowhere: fly_away_3
+    assert gaps == {"grounded": 1, "in_consulted_article": 1, "in_other_article": 1, "not_in_corpus": 1}
+    assert locator.articles_naming("freeze_card_1") == frozenset({"doc_b"})
+    assert tool_gaps(ScoredCase("t", "accepted", output, Reference(case_id="t")), locator) is None
+    empty = tool_gaps(ScoredCase("t", "failed", None, ref), locator)
+    assert empty == {"grounded": 0, "in_consulted_article": 0, "in_other_article": 3, "not_in_corpus": 1}

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from skillrag.errors import EmptyInputError, SkillragError, UserError
 from skillrag.evaluation.config import ArmSpec, EffortBudget, EvalConfig
 from skillrag.evaluation.judges import JudgeResult, judge_inputs, run_judge
-from skillrag.evaluation.metrics import Reference, ScoredCase, compute_metrics
+from skillrag.evaluation.metrics import Reference, ScoredCase, ToolLocator, compute_metrics, tool_gaps
 from skillrag.workspace import Workspace
 
 __all__ = [
@@ -60,6 +60,9 @@ class CaseResult(BaseModel):
     record: dict[str, Any] | None = None
     metrics: dict[str, bool | float | None] = Field(default_factory=dict)
     judges: dict[str, JudgeResult] = Field(default_factory=dict)
+    tool_gaps: dict[str, int] | None = Field(
+        None, description="Expected tools by where they stand (see metrics.tool_gaps); None = no tools expected."
+    )
     seconds: float = Field(0.0, description="Wall time of run + scoring, seconds.")
     finished_at: str = ""
 
@@ -278,12 +281,14 @@ def _score_case(
     judge_model: Any,
     judge_cfg: Any,
     t0: float,
+    locator: ToolLocator | None = None,
 ) -> CaseResult:
     status = str(getattr(run, "status", "failed"))
     output = _dump(getattr(run, "output", None))
     record = _dump(getattr(run, "record", None))
     scored = ScoredCase(case.case_id, status, output, reference, record)
     metrics = compute_metrics(scored, metric_names)
+    gaps = tool_gaps(scored, locator) if locator is not None else None
     judges: dict[str, JudgeResult] = {}
     if judge_model is not None and judge_cfg is not None:
         inputs = judge_inputs(case, output, reference)
@@ -293,7 +298,7 @@ def _score_case(
             )
     return CaseResult(
         arm=arm.name, case_id=case.case_id, status=status, output=output, record=record, metrics=metrics,
-        judges=judges, seconds=time.perf_counter() - t0, finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        judges=judges, tool_gaps=gaps, seconds=time.perf_counter() - t0, finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
 
 
@@ -349,6 +354,11 @@ def run_evaluation(
     (out_dir / "eval-config.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
     cases = {cid: case_file.load(cid) for cid in ids}
     refs = {cid: Reference.from_ground_truth(case_file.ground_truth(cid)) for cid in ids}
+    locator = None
+    if any(r.expected_tools for r in refs.values()):
+        from skillrag.corpus import ArticleStore
+
+        locator = ToolLocator({a.id: f"{a.title}\n{a.body}" for a in ArticleStore(ws).list()})
     summary: dict[str, dict[str, int]] = {}
     for name in selected:
         arm = config.arm(name)
@@ -370,7 +380,7 @@ def run_evaluation(
             try:
                 run = runner(arm_ws, case, arm, budget)
                 return _score_case(arm, case, refs[cid], run, metric_names=config.metrics,
-                                   judge_model=judge_model, judge_cfg=judge_cfg, t0=t0)
+                                   judge_model=judge_model, judge_cfg=judge_cfg, t0=t0, locator=locator)
             except Exception as exc:  # noqa: BLE001 - recorded per case, retried on resume; the batch goes on
                 kind = "" if isinstance(exc, SkillragError) else f"{type(exc).__name__}: "
                 # scored as an empty output, so the case counts as a failure in every defined metric

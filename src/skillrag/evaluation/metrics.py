@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -32,12 +33,15 @@ from skillrag.errors import UserError
 
 __all__ = [
     "METRICS",
+    "TOOL_GAP_KINDS",
     "Metric",
     "Reference",
     "RunCost",
     "ScoredCase",
+    "ToolLocator",
     "compute_metrics",
     "get_metric",
+    "tool_gaps",
     "tool_mentioned",
 ]
 
@@ -323,6 +327,60 @@ METRICS: dict[str, Metric] = {m.name: m for m in _METRIC_LIST}
 
 #: Pairs (guidance-side rate, evidence-side rate) whose gap is the investment localiser.
 GAP_PAIRS: list[tuple[str, str]] = [("tools_in_guidance_all", "tools_grounded_all")]
+
+
+class ToolLocator:
+    """Which articles name a tool (same matching as ``tool_mentioned``), computed once per tool.
+
+    Built from ``{article_id: title + body}``; thread-safe. Feeds ``tool_gaps``.
+    """
+
+    def __init__(self, articles: Mapping[str, str]) -> None:
+        self._texts = {aid: _words(text) for aid, text in articles.items()}
+        self._cache: dict[str, frozenset[str]] = {}
+        self._lock = threading.Lock()
+
+    def articles_naming(self, tool: str) -> frozenset[str]:
+        with self._lock:
+            hit = self._cache.get(tool)
+        if hit is None:
+            needle = _words(tool)
+            hit = frozenset(aid for aid, t in self._texts.items() if needle.strip() and needle in t)
+            with self._lock:
+                self._cache[tool] = hit
+        return hit
+
+
+#: Where an expected tool of a case stands, in the order ``tool_gaps`` assigns them.
+TOOL_GAP_KINDS = ("grounded", "in_consulted_article", "in_other_article", "not_in_corpus")
+
+
+def tool_gaps(case: ScoredCase, locator: ToolLocator) -> dict[str, int] | None:
+    """The investment localiser at the level of expected tools (distinct per case).
+
+    Each expected tool is ``grounded`` (a cited snippet names it), else ``in_consulted_article`` (an
+    article the run read names it: the agent did not quote it), else ``in_other_article`` (the corpus
+    names it but retrieval did not reach that article), else ``not_in_corpus`` (no article names it:
+    the corpus lacks it). None when the case expects no tool.
+    """
+    tools = _unique(case.reference.expected_tools)
+    if not tools:
+        return None
+    out = dict.fromkeys(TOOL_GAP_KINDS, 0)
+    texts = [str(s.get("text") or "") for s in case.snippets]
+    read = set(case.articles_consulted) | set(case.cited_articles)
+    for tool in tools:
+        if any(tool_mentioned(tool, x) for x in texts):
+            out["grounded"] += 1
+            continue
+        naming = locator.articles_naming(tool)
+        if naming & read:
+            out["in_consulted_article"] += 1
+        elif naming:
+            out["in_other_article"] += 1
+        else:
+            out["not_in_corpus"] += 1
+    return out
 
 
 def get_metric(name: str) -> Metric:

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from skillrag.errors import EmptyInputError, UserError
 from skillrag.evaluation.arms import CaseResult, ResultsFile
 from skillrag.evaluation.judges import JUDGES
-from skillrag.evaluation.metrics import GAP_PAIRS, METRICS
+from skillrag.evaluation.metrics import GAP_PAIRS, METRICS, TOOL_GAP_KINDS
 from skillrag.evaluation.statistics import (
     PairedComparison,
     PairedDelta,
@@ -90,6 +90,10 @@ class ArmSummary(BaseModel):
     totals: dict[str, float | None] = Field(description="Sum of cost metrics over cases.")
     judges: dict[str, JudgeSummary] = Field(default_factory=dict)
     gaps: list[GapSummary] = Field(default_factory=list)
+    tool_gaps: dict[str, int] | None = Field(
+        None, description="Expected tool uses by where they stand (grounded / in a consulted article / "
+                          "in another article / not in the corpus), summed over cases."
+    )
 
 
 class Report(BaseModel):
@@ -196,8 +200,10 @@ def _summarize_arm(name: str, results: Mapping[str, CaseResult], spec: dict[str,
     if {"guidance_match", "snippets_sufficient"} <= set(judges):
         pairs.append(("judge:guidance_match", "judge:snippets_sufficient"))
     gaps = [gs for g, e in pairs if (gs := _gap(results, g, e)) is not None]
+    tg = [r.tool_gaps for r in results.values() if r.tool_gaps]
+    tool_gap_totals = {k: sum(g.get(k, 0) for g in tg) for k in TOOL_GAP_KINDS} if tg else None
     return ArmSummary(name=name, spec=spec, n_cases=len(results), statuses=statuses, rates=rates, means=means,
-                      medians=medians, totals=totals, judges=judges, gaps=gaps)
+                      medians=medians, totals=totals, judges=judges, gaps=gaps, tool_gaps=tool_gap_totals)
 
 
 def summarize(
