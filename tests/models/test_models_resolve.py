@@ -100,6 +100,8 @@ def test_openai_compat_needs_no_key_and_keeps_base_url(monkeypatch):
     assert isinstance(m, OpenAIChatModel)
     assert m.model_name == "smol"
     assert str(m.base_url).rstrip("/") == "http://127.0.0.1:8080/v1"
+    # such servers read `max_tokens`, not `max_completion_tokens`
+    assert m.profile["openai_chat_supports_max_completion_tokens"] is False
 
 
 def test_workspace_settings_become_model_defaults():

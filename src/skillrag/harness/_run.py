@@ -181,6 +181,8 @@ def _classify(exc: BaseException, model: str) -> tuple[str, str, BaseException |
         return exc.status, str(exc), None
     if isinstance(exc, pe.UsageLimitExceeded):
         return "budget_exceeded", f"model budget spent: {_line(exc)}", None
+    if isinstance(exc, pe.ModelContextWindowExceededError):
+        return "budget_exceeded", f"model context window spent: {_line(exc)}", None
     if isinstance(exc, pe.RunCancelled | TimeoutError):
         return "budget_exceeded", f"time budget spent: {_line(exc)}", None
     translated = as_model_error(exc, model=model)

@@ -136,6 +136,10 @@ def resolve_model(
 
             key = os.environ.get(COMPAT_KEY_ENV, "").strip() or "not-needed"
             provider = CompatProvider(base_url=parsed.base_url, api_key=key)
+            # OpenAI-compatible servers (llama.cpp, Ollama, older vLLM) read `max_tokens`, not
+            # OpenAI's newer `max_completion_tokens`; without this a response-length cap is ignored.
+            profile = {"openai_chat_supports_max_completion_tokens": False}
+            return OpenAIChatModel(parsed.name, provider=provider, settings=model_settings, profile=profile)
         return OpenAIChatModel(parsed.name, provider=provider, settings=model_settings)
     if parsed.provider == "anthropic":
         try:
