@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 import bm25s
 
+from skillrag.wiki.extractive import group_key
 from skillrag.wiki.page import Page
 
 __all__ = ["PageSearch"]
@@ -28,7 +29,8 @@ def _tokens(text: str) -> list[str]:
 
 
 class PageSearch:
-    """Incremental BM25 search over pages: ``set(page)``, ``remove(id)``, ``search(text, k)``, ``citing(id)``."""
+    """Incremental BM25 search over pages: ``set(page)``, ``remove(id)``, ``search(text, k)``, plus
+    ``citing(article_id)`` and ``siblings(article_id)`` from reverse maps kept up to date on every change."""
 
     def __init__(self, pages: Iterable[Page] = ()) -> None:
         self._pages: dict[str, Page] = {}
@@ -37,6 +39,7 @@ class PageSearch:
         self._postings: dict[str, set[str]] = {}
         self._total_len = 0
         self._cites: dict[str, set[str]] = {}
+        self._groups: dict[str, set[str]] = {}
         for p in pages:
             self.set(p)
 
@@ -51,6 +54,7 @@ class PageSearch:
             self._postings.setdefault(t, set()).add(page.id)
         for aid in page.article_ids():
             self._cites.setdefault(aid, set()).add(page.id)
+            self._groups.setdefault(group_key(aid), set()).add(page.id)
 
     def remove(self, page_id: str) -> None:
         old = self._pages.pop(page_id, None)
@@ -61,6 +65,11 @@ class PageSearch:
         self._total_len -= self._len.pop(page_id)
         for aid in old.article_ids():
             self._cites.get(aid, set()).discard(page_id)
+            self._groups.get(group_key(aid), set()).discard(page_id)
+
+    def siblings(self, article_id: str) -> list[str]:
+        """Ids of the pages citing an article of the same id stem (``group_key``), sorted."""
+        return sorted(self._groups.get(group_key(article_id), ()))
 
     def citing(self, article_id: str) -> list[str]:
         """Ids of the pages that cite ``article_id``, sorted."""

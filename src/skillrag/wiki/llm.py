@@ -265,7 +265,8 @@ class LLMBuilder:
     # -- prompt --------------------------------------------------------------------------------
 
     def candidates_for(self, article: Article) -> list[Page]:
-        """Pages already citing the article first, then BM25 matches; at most ``candidate_pages``.
+        """Pages already citing the article, then up to two pages sharing its id stem, then BM25
+        matches; at most ``candidate_pages``.
 
         The ``no-merge`` variant shows only the pages citing the article (its own page, if it changed)."""
         citing = self._search.citing(article.id)
@@ -273,7 +274,11 @@ class LLMBuilder:
             return [self._pages[pid] for pid in citing]
         k = self.limits.candidate_pages
         query = f"{article.title}\n{article.body[:2000]}"
-        ranked = citing + [p for p in self._search.search(query, k + len(citing)) if p not in citing]
+        # pages citing the article, then at most two pages of its id stem (the same product or topic,
+        # smallest first so a full page is not the only choice), then BM25 matches
+        sib = sorted((p for p in self._search.siblings(article.id) if p not in citing),
+                     key=lambda p: (len(self._pages[p].sources), p))[:2]
+        ranked = list(dict.fromkeys([*citing, *sib, *self._search.search(query, k + len(citing) + len(sib))]))
         return [self._pages[pid] for pid in ranked[:k]]
 
     def prompt_for(self, article: Article, candidates: list[Page]) -> str:

@@ -2,7 +2,8 @@
 
 ``ScriptedPageModel`` plays the builder's model deterministically from the prompt it receives:
 it updates the first candidate page whose sources share the article's group (``group_key``), else
-creates a page titled after the group; faults can be planted per article. ``OverlapJudge`` plays the
+(or when the validator said the page is full) creates a page titled after the group; faults can be
+planted per article. ``OverlapJudge`` plays the
 link judge: a link passes when the claims share enough content words with the article body.
 ``synthetic_corpus`` writes a corpus of any size for scale tests.
 """
@@ -102,8 +103,11 @@ class ScriptedPageModel:
         fault = "unknown" if aid in self.always_invalid else (self.invalid_first.get(aid) if n == 1 else None)
         layer = Layer(self.ws)
         target = None
+        full = "create a new page instead" in prompt  # the validator said the page is full
         for pid in candidates:
             page = layer.read(pid)
+            if full and aid not in page.article_ids():
+                continue
             same_group = self.merge and any(group_key(s) == group_key(aid) for s in page.source_ids())
             if same_group or aid in page.article_ids():
                 target = page
