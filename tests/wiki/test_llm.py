@@ -197,3 +197,13 @@ def test_prompt_is_bounded_by_code_selected_candidates(ws):
     assert not res.failed
     assert max(len(p) for p in model.prompts) <= limits.prompt_cap()
     assert all(p.count("<page id=") <= 2 for p in model.prompts)
+
+
+def test_a_full_page_is_refused_and_the_article_goes_to_a_new_page(ws):
+    model = ScriptedPageModel(ws)
+    res = LLMBuilder(ws, model.model, limits=LLMBuildLimits(max_sources=2)).run(ArticleStore(ws).list())
+    assert not res.failed
+    gold = [p for p in load_pages(ws) if any(s.startswith("doc_cards_gold") for s in p.source_ids())]
+    assert sorted(len(p.sources) for p in gold) == [1, 2]
+    assert any("3 sources > 2: create a new page instead" in p for p in model.prompts)
+    assert audit_structure(ws).ok
