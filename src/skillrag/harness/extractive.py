@@ -45,6 +45,7 @@ _RULE = re.compile(
 _ENTITY = re.compile(r"\b(?:[A-Z][\w+\-']*[+]?)(?:\s+(?:of\s+|the\s+)?[A-Z][\w+\-']*[+]?)+")
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 _MARKUP = re.compile(r"\*\*|__")
+_WORD = re.compile(r"(?u)\b\w\w+\b")
 _CLOSING = (
     "Check each step against the quoted passages; if they do not cover the customer's request, "
     "escalate rather than improvise."
@@ -196,7 +197,11 @@ def case_queries(case: Case, analyzer: Analyzer, *, max_queries: int = 5) -> lis
 
 
 def _display(text: str) -> str:
-    return " ".join(_MARKUP.sub("", text).split()).rstrip(":")
+    """A passage as a guidance line: bold markers dropped, a table row's cells joined with dashes."""
+    flat = " ".join(_MARKUP.sub("", text).split())
+    if flat.startswith("|"):
+        flat = " \u2014 ".join(c.strip() for c in flat.strip("|").split("|") if c.strip())
+    return flat.rstrip(":")
 
 
 class ExtractiveHarness:
@@ -352,7 +357,12 @@ class ExtractiveHarness:
             bits.append("names " + ", ".join(p.tools[:3]))
         if p.is_rule:
             bits.append("states a condition or rule")
-        shared = sorted(set(self.analyzer.terms(p.text)) & qset)[:5]
+        shared: list[str] = []
+        for word in _WORD.findall(p.text):
+            terms = self.analyzer.terms(word)
+            if terms and terms[0] in qset and word.lower() not in shared:
+                shared.append(word.lower())
+        shared = shared[:5]
         if shared:
             bits.append("shares case terms (" + ", ".join(shared) + ")")
         what = "; ".join(bits) or "closest passage in the article"
