@@ -262,3 +262,12 @@ def test_llm_harness_needs_a_model(ws, cases, retriever):
         run_case(ws, cases.load("case_lost"), harness="llm", cases=cases, retriever=retriever)
     with pytest.raises(UserError, match="unknown harness"):
         run_case(ws, cases.load("case_lost"), harness="magic", cases=cases, retriever=retriever)
+
+
+def test_parallel_tool_calls_cannot_overrun_the_query_budget(ws, cases, retriever):
+    many = [call("retrieve", query=f"card {i}") for i in range(4)]
+    model = ScriptedModel([many, save_call(("kb_card_lost", GOOD))])
+    res = run(ws, cases, retriever, model, budgets={"max_queries": 2})
+    assert len(res.record.queries) == 2
+    # two ran, one was refused with a message, the fourth ended the run
+    assert res.status == "budget_exceeded"

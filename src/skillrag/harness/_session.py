@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from functools import wraps
 from typing import Any
 
 from skillrag.errors import BudgetExceeded, ContractViolation
@@ -12,10 +14,22 @@ from skillrag.skill import ArticleView, Case, SavedOutput, SkillTools, hit_to_di
 __all__ = ["Session"]
 
 
+def _serialized(method):
+    """Run the method under the session lock: a model may ask for several tool calls at once, and
+    pydantic-ai runs sync tools in worker threads, so the budget check and the call must not interleave."""
+
+    @wraps(method)
+    def run(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 class Session:
     """Wraps ``SkillTools`` for one case. Counts queries, fetches and saves against ``budgets``;
     a call past a budget raises ``BudgetExceeded`` *before* it runs. Every call (ok or not) becomes
-    a ``Step`` in ``record.steps`` with its wall time in milliseconds."""
+    a ``Step`` in ``record.steps`` with its wall time in milliseconds. Calls are serialised (thread-safe)."""
 
     def __init__(self, tools: SkillTools, case: Case, budgets: Budgets, record: RunRecord) -> None:
         self.tools = tools
@@ -24,6 +38,7 @@ class Session:
         self.record = record
         self.t0 = time.perf_counter()
         self.last_saved: SavedOutput | None = None
+        self._lock = threading.RLock()
 
     # -- budgets ------------------------------------------------------------------------------
     def elapsed_s(self) -> float:
@@ -61,6 +76,7 @@ class Session:
         )
         self.record.tool_ms += ms
 
+    @_serialized
     def load_case(self, case_id: str) -> Case:
         """The case through ``SkillTools.load_case`` (``CaseNotFound`` for another id)."""
         self.check_time()
@@ -73,6 +89,7 @@ class Session:
         self._step("load_case", {"case_id": case_id}, t0)
         return case
 
+    @_serialized
     def retrieve(self, query: str, k: int | None = None) -> list[dict[str, Any]]:
         """Hits as dicts (``hit_to_dict``); raises ``BudgetExceeded`` past ``max_queries``."""
         self.check_time()
@@ -92,6 +109,7 @@ class Session:
         self._step("retrieve", args, t0, detail=f"{len(hits)} hits")
         return hits
 
+    @_serialized
     def get_article(self, article_id: str, section: str | None = None, summary: bool = False) -> ArticleView:
         """The article view; raises ``BudgetExceeded`` past ``max_fetches``, ``ArticleNotFound`` etc."""
         self.check_time()
@@ -115,6 +133,7 @@ class Session:
         self._step("get_article", args, t0, detail=f"{len(view.text)} chars")
         return view
 
+    @_serialized
     def save(self, output: dict[str, Any], path: Any = None) -> SavedOutput:
         """``SkillTools.save_output``; a rejection raises ``ContractViolation`` and is counted in
         ``record.retries`` with its reasons in ``record.reasons``."""
