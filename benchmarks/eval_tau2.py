@@ -159,6 +159,15 @@ def main(argv: list[str] | None = None) -> int:
         f"{ceiling['tools']} expected tool uses (distinct per case), {ceiling['in_required']} are named in the "
         f"case's required documents and {ceiling['in_corpus']} somewhere in the corpus."),
         "",
+        ("Where the expected tools stand (tool uses; the investment localiser at tool level): grounded = a cited "
+        "snippet names it; read = named in an article the run consulted but not quoted; not reached = named "
+        "only in articles the run did not consult; absent = named in no article."),
+        "",
+        "| arm | grounded | read, not quoted | not reached | absent |",
+        "|---|---|---|---|---|",
+        *(f"| {a.name} | {a.tool_gaps['grounded']} | {a.tool_gaps['in_consulted_article']} | "
+          f"{a.tool_gaps['in_other_article']} | {a.tool_gaps['not_in_corpus']} |" for a in report.arms if a.tool_gaps),
+        "",
         "Paired exact McNemar tests against the reference arm on `tools_grounded_all` and `docs_consulted_any`:",
         "",
         "| arm | metric | delta (pp) | b | c | exact p |",
