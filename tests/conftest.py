@@ -6,7 +6,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pydantic_ai.models
 import pytest
+
+# Unit tests never reach a real model: an accidental request fails loudly. The llama tier
+# (tests/integration) lifts this per test for its real local server.
+pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("SKILLRAG_SHARED", REPO.parent / "shared"))

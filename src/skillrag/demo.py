@@ -17,7 +17,7 @@ from pathlib import Path
 from skillrag.corpus import ingest
 from skillrag.demo_data import CASES, HELP_CENTER
 from skillrag.errors import SkillragError
-from skillrag.workspace import Workspace
+from skillrag.workspace import Workspace, atomic_write_text
 
 __all__ = ["DemoReport", "run_demo", "DEFAULT_CASE"]
 
@@ -71,8 +71,12 @@ def run_demo(
         return f"{ws.root} (skills installed: {', '.join(copied) or 'already there'})"
 
     def _ingest() -> str:
-        rep = ingest(ws_box[0], [HELP_CENTER])
-        return ", ".join(f"{v} {k}" for k, v in rep.counts().items())
+        ws = ws_box[0]
+        rep = ingest(ws, [HELP_CENTER])
+        cases_path = ws.root / "cases.jsonl"  # the default case file of `skillrag run`
+        if not cases_path.exists() or cases_path.read_bytes() != CASES.read_bytes():
+            atomic_write_text(cases_path, CASES.read_text(encoding="utf-8"))
+        return ", ".join(f"{v} {k}" for k, v in rep.counts().items()) + f"; cases at {cases_path}"
 
     def _wiki() -> str:
         rep = build_wiki(ws_box[0], builder="extractive")

@@ -25,5 +25,6 @@ def test_demo_runs_end_to_end_and_is_idempotent(tmp_path):
     again = run_demo(tmp_path / "demo")
     details = dict((s[0], s[1]) for s in again.steps)
     assert details["ingest"].startswith("0 added, 0 changed, 37 unchanged")
+    assert (tmp_path / "demo" / "cases.jsonl").is_file()
     assert "(up to date)" in details["index"]
     assert again.status == "accepted"
