@@ -113,3 +113,32 @@ def test_build_reports_progress_to_the_total(ws, emb):
     build_index(ws, embedder=emb, progress=lambda done, total: seen.append((done, total)))
     assert seen[-1] == (5, 5) and seen[0][1] == 5
 
+
+
+class _FailingEmbedder(HashEmbedder):
+    """Fails on its n-th ``embed`` call, like a build killed half-way."""
+
+    def __init__(self, fail_on: int) -> None:
+        super().__init__()
+        self.fail_on = fail_on
+
+    def embed(self, texts):
+        if self.calls + 1 == self.fail_on:
+            self.calls += 1
+            raise KeyboardInterrupt
+        return super().embed(texts)
+
+
+def test_an_interrupted_build_resumes_where_it_stopped(tmp_path):
+    from .conftest import make_workspace
+
+    files = {f"cards/a{i:02d}.md": f"# Article {i}\n\nword{i} text about topic {i}.\n" for i in range(70)}
+    ws = make_workspace(tmp_path, files=files)
+    failing = _FailingEmbedder(fail_on=2)  # batches of 32: the first is stored, the second dies
+    with pytest.raises(KeyboardInterrupt):
+        build_index(ws, embedder=failing)
+    assert read_manifest(ws, "direct") is None  # nothing half-built is visible
+    resumed = HashEmbedder()
+    report = build_index(ws, embedder=resumed)
+    assert report.reused == 32 and report.embedded == 38 and len(resumed.texts_embedded) == 38
+    assert open_retriever(ws, embedder=resumed).search("word69", k=1)[0].article_id == "a69"
