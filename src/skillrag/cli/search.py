@@ -102,7 +102,14 @@ def search_cmd(
     if not hits:
         console.print("no results")
         return
-    table = Table("#", "article", "score", "title", "preview", *(["pages"] if retriever.backend == "wiki" else []))
+    table = Table()
+    table.add_column("#", justify="right")
+    table.add_column("article", overflow="fold")  # ids are shown whole: they are what get_article takes
+    table.add_column("score", justify="right")
+    table.add_column("title", ratio=2)
+    table.add_column("preview", ratio=3)
+    if retriever.backend == "wiki":
+        table.add_column("pages", overflow="fold")
     for n, h in enumerate(hits, 1):
         row = [str(n), h.article_id, f"{h.score:.4f}", h.title, h.preview[:80]]
         if retriever.backend == "wiki":
