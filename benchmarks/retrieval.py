@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     rss_build = rss_mib()
     noop_s, noop = timed(lambda: build_index(ws, backend="direct"))
     assert noop.up_to_date  # type: ignore[union-attr]
-    victim = sorted(src.glob("*.json"))[0]
+    victim = min(src.glob("*.json"))
     doc = json.loads(victim.read_text(encoding="utf-8"))
     doc["content"] += "\n\nThis paragraph was added by the benchmark to change one article."
     victim.write_text(json.dumps(doc), encoding="utf-8")
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             wiki_build = timed(lambda: build_index(ws, backend="wiki"))
             backends.append("wiki")
             wiki_note = f"extractive layer built in {t_wiki:.1f} s; {wiki_build[1].items} pages"
-        except Exception as exc:  # report, do not hide: the row says why
+        except Exception as exc:  # noqa: BLE001 - report, do not hide: the row says why
             wiki_note = f"not available: {type(exc).__name__}: {exc}"
 
     base_ranked, base_lat = baseline_bm25(docs, queries)
@@ -226,16 +226,16 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# Retrieval benchmark: τ²-bench banking dev tasks",
         "",
-        f"{len(tasks)} dev tasks, {len(docs)} articles; query = `user_scenario.instructions` "
+        (f"{len(tasks)} dev tasks, {len(docs)} articles; query = `user_scenario.instructions` "
         f"(median {int(statistics.median(len(q.split()) for q in queries))} words); relevant = "
         "`required_documents`. Produced by `benchmarks/retrieval.py` on "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; machine: {platform.machine()}, "
         f"{os.cpu_count()} CPUs, load average {load_start[0]:.1f} at start and {load_end[0]:.1f} at end "
-        "(other jobs shared the machine; latencies and build times depend on it).",
+        "(other jobs may share the machine; latencies and build times depend on the load)."),
         f"Embedder `{report.embedder_id}`; {report.passages} passages.",  # type: ignore[union-attr]
         "",
-        "| arm (mode / backend) | R@5 | R@10 | R@20 | R@50 | MRR | long-query p50 ms | p95 ms "
-        "| short-query p50 ms | p95 ms |",
+        ("| arm (mode / backend) | R@5 | R@10 | R@20 | R@50 | MRR | long-query p50 ms | p95 ms "
+        "| short-query p50 ms | p95 ms |"),
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
@@ -253,19 +253,19 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "| index (direct backend) | value |",
         "|---|---|",
-        f"| full build, fresh vector cache | {build_s:.1f} s ({rep.passages} passages embedded, "  # type: ignore
-        f"{rep.passages / build_s:.1f} passages/s) |",  # type: ignore[union-attr]
+        (f"| full build, fresh vector cache | {build_s:.1f} s ({rep.passages} passages embedded, "  # type: ignore
+        f"{rep.passages / build_s:.1f} passages/s) |"),  # type: ignore[union-attr]
         f"| re-index, nothing changed | {noop_s:.2f} s (up to date: {nrep.up_to_date}) |",  # type: ignore
-        f"| re-index, one article changed | {incr_s:.2f} s ({irep.embedded} passages embedded, "  # type: ignore
-        f"{irep.reused} reused) |",  # type: ignore[union-attr]
+        (f"| re-index, one article changed | {incr_s:.2f} s ({irep.embedded} passages embedded, "  # type: ignore
+        f"{irep.reused} reused) |"),  # type: ignore[union-attr]
         f"| peak resident memory (ru_maxrss) | {rss0:.0f} MiB before the build, {rss_build:.0f} MiB after |",
     ]
     if wiki_build is not None:
         lines.append(f"| wiki backend index | {wiki_build[0]:.1f} s ({wiki_note}) |")
     lines += [
         "",
-        "BM25 engine choice (same analysed text: stop words, Snowball stems, title twice; k1 1.2, b 0.75; "
-        "one long query each):",
+        ("BM25 engine choice (same analysed text: stop words, Snowball stems, title twice; k1 1.2, b 0.75; "
+        "one long query each):"),
         "",
         "| engine | build s | R@10 | R@20 | R@50 | MRR | query p50 ms |",
         "|---|---|---|---|---|---|---|",

@@ -145,7 +145,7 @@ def test_real_wiki_layer_edited_in_place_makes_the_index_stale(built, emb):
     r = open_retriever(built, backend="wiki", embedder=emb)
     assert r.search("wire abroad", k=1)[0].page_ids
     assert r.search("wire abroad", k=1)  # memoised fingerprint: still fresh
-    page = sorted((built.wiki_dir / "pages").glob("*.md"))[0]
+    page = min((built.wiki_dir / "pages").glob("*.md"))
     with page.open("a", encoding="utf-8") as fh:  # an in-place edit, no rename
         fh.write("\n")
     with pytest.raises(IndexStateError, match="navigation layer changed"):

@@ -124,7 +124,7 @@ def collect_items(ws: Workspace, backend: str, pages: PageSource | None = None) 
             raise EmptyInputError(f"{ws.root}: the corpus is empty; run `skillrag ingest PATH` first")
         items = [
             Item(id=a.id, title=a.title, text=a.body,
-                 hash=text_hash("\0".join((a.content_hash, a.title, a.source_tag, a.source_path))),
+                 hash=text_hash(f"{a.content_hash}\x00{a.title}\x00{a.source_tag}\x00{a.source_path}"),
                  source_tag=a.source_tag, source_path=a.source_path, content_hash=a.content_hash,
                  preview=preview_of(a.body))
             for a in arts
