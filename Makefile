@@ -27,8 +27,11 @@ demo: install
 test: install
 	$(PY) -m pytest -q
 
+# Benchmarks read ../shared/data/tau2-banking and write benchmarks/results/; the README's tables follow.
 bench: install
 	$(PY) benchmarks/retrieval.py
+	$(PY) benchmarks/eval_tau2.py --variants
+	$(PY) benchmarks/update_readme.py
 
 clean:
 	rm -rf build .pytest_cache

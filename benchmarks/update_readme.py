@@ -1,0 +1,62 @@
+"""Copy the headline tables of the latest benchmark results into README.md (between the BENCH markers).
+
+Run by `make bench` after the benchmarks; it only reads `benchmarks/results/*.md`, so the README
+always shows the figures of the last run that wrote them.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+START, END = "<!-- BENCH-START -->", "<!-- BENCH-END -->"
+
+
+def _tables(md: str) -> list[str]:
+    """Markdown tables in ``md``, in order, each as its block of ``|`` lines."""
+    return [m.group(0).strip() for m in re.finditer(r"(?:^\|.*\|[ \t]*\n?)+", md, re.MULTILINE)]
+
+
+def _intro(md: str) -> str:
+    """The first paragraph after the title (what was run, when, on what)."""
+    paras = [p.strip() for p in md.split("\n\n") if p.strip() and not p.lstrip().startswith(("#", "|"))]
+    return paras[0] if paras else ""
+
+
+def section() -> str:
+    parts = []
+    retrieval = RESULTS / "retrieval.md"
+    if retrieval.exists():
+        md = retrieval.read_text(encoding="utf-8")
+        t = _tables(md)
+        parts.append("### Retrieval (τ²-bench banking, 46 dev tasks; `benchmarks/retrieval.py`)\n\n" + _intro(md)
+                     + "\n\n" + "\n\n".join(t[:2]) + "\n\nFull table: [benchmarks/results/retrieval.md]"
+                     "(benchmarks/results/retrieval.md).")
+    ev = RESULTS / "eval_tau2.md"
+    if ev.exists():
+        md = ev.read_text(encoding="utf-8")
+        t = _tables(md)
+        parts.append("### Extractive harness across retrieval arms (`benchmarks/eval_tau2.py`)\n\n" + _intro(md)
+                     + "\n\n" + (t[0] if t else "") + "\n\nPaired McNemar tests, the tool-level investment "
+                     "localiser and plots: [benchmarks/results/eval_tau2.md](benchmarks/results/eval_tau2.md).")
+    return "\n\n".join(parts)
+
+
+def main() -> int:
+    readme = ROOT / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    if START not in text or END not in text:
+        print(f"error: {readme} has no {START} … {END} markers", file=sys.stderr)
+        return 2
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    readme.write_text(f"{head}{START}\n{section()}\n{END}{tail}", encoding="utf-8")
+    print(f"updated {readme}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
