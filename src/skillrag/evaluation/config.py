@@ -24,12 +24,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from skillrag.errors import ConfigError
 from skillrag.evaluation.judges import JUDGES
 from skillrag.evaluation.metrics import METRICS
+from skillrag.workspace.config import load_yaml_model
 
 __all__ = ["ArmSpec", "BenchmarkRef", "EffortBudget", "EvalConfig", "JudgeSettings", "load_eval_config"]
 
@@ -153,21 +153,7 @@ def load_eval_config(path: str | Path) -> EvalConfig:
     Raises ``ConfigError`` (missing file, bad YAML, bad field).
     """
     p = Path(path)
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: no such config file") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{p}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{p}: top level must be a mapping")
-    try:
-        cfg = EvalConfig.model_validate(raw)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"]) or "(root)"
-        msg = "unknown setting" if err["type"] == "extra_forbidden" else err["msg"]
-        raise ConfigError(f"{p}: {where}: {msg}") from None
+    cfg = load_yaml_model(p, EvalConfig)
     if cfg.cases is not None and not cfg.cases.is_absolute():
         cfg = cfg.model_copy(update={"cases": (p.parent / cfg.cases).resolve()})
     if cfg.benchmark is not None and cfg.benchmark.source is not None and not cfg.benchmark.source.is_absolute():

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from skillrag.errors import ConfigError
 from skillrag.skill.contract import ContractLimits
+from skillrag.workspace.config import load_yaml_model
 
 __all__ = ["SkillBudgets", "SkillConfig", "load_skill_config"]
 
@@ -70,18 +69,4 @@ class SkillConfig(BaseModel):
 def load_skill_config(path: Path) -> SkillConfig:
     """Read ``skill.yaml`` (a missing file = all defaults); raises ``ConfigError`` naming the
     file and the first bad setting."""
-    if not path.exists():
-        return SkillConfig()
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: top level must be a mapping")
-    try:
-        return SkillConfig.model_validate(raw)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "(root)"
-        msg = "unknown setting" if err["type"] == "extra_forbidden" else err["msg"]
-        raise ConfigError(f"{path}: {where}: {msg}") from None
+    return load_yaml_model(path, SkillConfig, missing_ok=True)

@@ -7,7 +7,7 @@ Unknown keys are rejected (``extra="forbid"``) so a typo is an error, not a sile
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -24,6 +24,7 @@ __all__ = [
     "WikiSettings",
     "WorkspaceConfig",
     "load_config",
+    "load_yaml_model",
     "dump_config",
 ]
 
@@ -159,22 +160,37 @@ class WorkspaceConfig(_Section):
     service: ServiceSettings = Field(default_factory=ServiceSettings)
 
 
-def load_config(path: Path) -> WorkspaceConfig:
-    """Read and validate ``skillrag.yaml``; raises ``ConfigError`` with the first bad field."""
+M = TypeVar("M", bound=BaseModel)
+
+
+def load_yaml_model(path: Path, model: type[M], *, missing_ok: bool = False) -> M:
+    """Read the YAML mapping at ``path`` into ``model`` (a pydantic model class).
+
+    Raises ``ConfigError`` naming the file and the first bad field (``unknown setting`` for a key
+    the model does not have). ``missing_ok`` returns ``model()`` (all defaults) for a missing file.
+    """
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
+        if missing_ok:
+            return model()
         raise ConfigError(f"{path}: no such config file") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: top level must be a mapping")
     try:
-        return WorkspaceConfig.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "(root)"
-        raise ConfigError(f"{path}: {where}: {err['msg']}") from None
+        msg = "unknown setting" if err["type"] == "extra_forbidden" else err["msg"]
+        raise ConfigError(f"{path}: {where}: {msg}") from None
+
+
+def load_config(path: Path) -> WorkspaceConfig:
+    """Read and validate ``skillrag.yaml``; raises ``ConfigError`` with the first bad field."""
+    return load_yaml_model(path, WorkspaceConfig)
 
 
 def dump_config(config: WorkspaceConfig) -> str:
