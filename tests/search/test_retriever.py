@@ -103,14 +103,20 @@ def test_wiki_without_a_layer_says_so(built, emb):
         open_retriever(built, backend="wiki", embedder=emb, pages=none)
 
 
-def test_wiki_ranks_pages_then_dereferences_their_articles(built, emb):
+@pytest.mark.parametrize("order", ["page", "fused"])
+def test_wiki_ranks_pages_then_dereferences_their_articles(built, emb, order):
+    built.config.search.wiki_order = order
     src = FakePageSource(PAGES)
     report = build_index(built, backend="wiki", embedder=emb, pages=src)
     assert report.items == 3
     r = open_retriever(built, backend="wiki", mode="bm25", embedder=emb, pages=src)
     hits = r.search("close checking account balance", k=10)
     assert [(h.article_id, h.page_ids) for h in hits] == [("close_account", ("p-close",)), ("wire", ("p-close",))]
-    assert hits[1].title == "Send an international wire" and hits[0].score == hits[1].score
+    assert hits[1].title == "Send an international wire"
+    if order == "page":  # both carry the score of their page
+        assert hits[0].score == hits[1].score
+    else:  # close_account: first page and first article; wire: first page, no BM25 match of its own
+        assert hits[0].score == pytest.approx(2 / 61) and hits[1].score == pytest.approx(1 / 61)
     both = r.search("closing checking freeze replacement", k=10)  # both pages cite close_account
     ids = [h.article_id for h in both]
     assert len(ids) == len(set(ids)) == 4  # de-duplicated
@@ -120,6 +126,72 @@ def test_wiki_ranks_pages_then_dereferences_their_articles(built, emb):
     assert r.search("closing checking freeze replacement", k=1) == both[:1]
     cards = r.search("closing checking freeze replacement", k=10, filters=SearchFilters(source_tags=["cards"]))
     assert {h.article_id for h in cards} == {"lost_card", "card_fees"}
+
+
+# a page that matches the query best but cites the wrong articles, and a weaker page citing the right one
+TRAP = [
+    FakePage("p-trap", "Wire swift abroad", "wire wire swift abroad abroad international",
+             ["lost_card", "card_fees", "open_savings"]),
+    FakePage("p-wire", "Transfers", "international transfers", ["wire"]),
+    FakePage("p-close", "Closing accounts", "close an account, balance zero", ["close_account"]),
+]
+
+
+def test_fused_order_lifts_a_relevant_article_above_a_wrong_page(built, emb):
+    src = FakePageSource(TRAP)
+    query = "swift wire abroad international"
+    built.config.search.wiki_order = "page"
+    build_index(built, backend="wiki", embedder=emb, pages=src)
+    plain = open_retriever(built, backend="wiki", mode="bm25", embedder=emb, pages=src).search(query, k=10)
+    # page order: the trap page ranks first, so its three articles fill the top 3
+    assert [h.article_id for h in plain] == ["lost_card", "card_fees", "open_savings", "wire"]
+    built.config.search.wiki_order = "fused"
+    fused = open_retriever(built, backend="wiki", mode="bm25", embedder=emb, pages=src).search(query, k=10)
+    # wire: page rank 2 + article rank 1 beats page rank 1 alone; the trap's articles keep their cited
+    # order (no BM25 match of their own, equal scores, tie broken by page rank then article rank)
+    assert [h.article_id for h in fused] == ["wire", "lost_card", "card_fees", "open_savings"]
+    assert fused[0].score == pytest.approx(1 / 62 + 1 / 61) and fused[0].page_ids == ("p-wire",)
+    assert [h.score for h in fused[1:]] == pytest.approx([1 / 61] * 3)
+    assert all(h.page_ids == ("p-trap",) for h in fused[1:])
+    assert "close_account" not in {h.article_id for h in fused}  # its page does not match: not reached
+    cards = open_retriever(built, backend="wiki", mode="bm25", embedder=emb, pages=src).search(
+        query, k=10, filters=SearchFilters(source_tags=["cards"]))
+    assert [h.article_id for h in cards] == ["lost_card", "card_fees"]
+
+
+def test_fused_order_within_a_page_follows_article_relevance(built, emb):
+    src = FakePageSource([FakePage("p-all", "Everything", "card account wire savings",
+                                   ["open_savings", "card_fees", "lost_card"])])
+    build_index(built, backend="wiki", embedder=emb, pages=src)
+    r = open_retriever(built, backend="wiki", mode="bm25", embedder=emb, pages=src)
+    hits = r.search("annual fee platinum card", k=3)
+    assert [h.article_id for h in hits][:2] == ["card_fees", "lost_card"]  # one page: article rank decides
+    assert hits[2].article_id == "open_savings" and hits[2].score == pytest.approx(1 / 61)
+
+
+def test_fused_order_needs_a_fresh_direct_index(built, emb):
+    import shutil
+
+    from skillrag.corpus import ingest
+    from skillrag.search.index import index_dir
+
+    src = FakePageSource(PAGES)
+    shutil.rmtree(index_dir(built, "direct"))
+    build_index(built, backend="wiki", embedder=emb, pages=src)  # brings the direct index back
+    assert (index_dir(built, "direct") / "manifest.json").is_file()
+    r = open_retriever(built, backend="wiki", embedder=emb, pages=src)
+    assert r.search("close checking account", k=1)[0].article_id == "close_account"
+    shutil.rmtree(index_dir(built, "direct"))
+    with pytest.raises(IndexStateError, match="ranks the articles a page cites with the direct index"):
+        open_retriever(built, backend="wiki", embedder=emb, pages=src)
+    build_index(built, backend="wiki", embedder=emb, pages=src)
+    r = open_retriever(built, backend="wiki", embedder=emb, pages=src)
+    extra = built.root.parent / "more"
+    extra.mkdir()
+    (extra / "new.md").write_text("# New article\n\nSomething new.\n", encoding="utf-8")
+    ingest(built, [extra], tag="more")
+    with pytest.raises(IndexStateError, match="stale"):
+        r.search("close checking account")
 
 
 def test_wiki_index_goes_stale_when_the_layer_changes(built, emb):

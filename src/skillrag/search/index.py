@@ -144,7 +144,8 @@ def build_index(
     Only items whose content changed are re-embedded; with nothing changed the index is left as it is
     (``report.up_to_date``). ``progress(done, total)`` is called as passages are embedded.
     ``pages`` replaces the ``skillrag.wiki`` page source (tests). ``force`` rebuilds the files even when
-    up to date (the vector cache still applies).
+    up to date (the vector cache still applies). With ``search.wiki_order="fused"`` a ``wiki`` build
+    first brings the ``direct`` index up to date too (incremental), since the wiki backend uses it.
 
     Raises ``EmptyInputError`` (no articles / no pages), ``IndexStateError`` (wiki backend without a
     navigation layer), ``EmbedderError`` / ``MissingExtraError`` from the embedder.
@@ -154,6 +155,9 @@ def build_index(
     backend = backend or s.backend
     emb = embedder_for(ws, embedder)
     items, fingerprint = collect_items(ws, backend, pages)
+    if backend == "wiki" and s.wiki_order == "fused":
+        # the wiki backend ranks the articles a page cites with the direct index (retriever module doc)
+        build_index(ws, backend="direct", embedder=emb, progress=progress)
     params = index_params(s)
     old = read_manifest(ws, backend)
     report = IndexReport(backend=backend, items=len(items), embedder_id=emb.id)

@@ -66,6 +66,9 @@ class SearchSettings(_Section):
     title_weight: int = Field(2, ge=1, le=10, description="Times an item's title counts in its BM25 text.")
     passage_words: int = Field(150, ge=16, description="Dense passage window, in words.")
     passage_overlap: int = Field(30, ge=0, description="Overlap of consecutive dense passages, in words.")
+    wiki_order: Literal["fused", "page"] = Field(
+        "fused", description="wiki backend: fuse page rank with each article's own rank (RRF), or page order."
+    )
 
 
 class WikiSettings(_Section):
