@@ -113,3 +113,14 @@ def test_run_batch_table_and_out_dir(indexed, tmp_path, capsys):
     assert rc == 0 and "case_wire" in out and "accepted: 1" in out
     assert (tmp_path / "o" / "case_wire" / "output.json").is_file()
     assert (tmp_path / "o" / "case_wire" / "record.json").is_file()
+
+
+@pytest.mark.parametrize("case_id", ["../../escaped", "a/b", ".."])
+def test_run_rejects_a_case_id_that_would_leave_runs_dir(indexed, tmp_path, capsys, case_id):
+    # regression: a hand-written case with id "../../x" wrote record.json outside the workspace
+    (tmp_path / "case.json").write_text(json.dumps({"case_id": case_id, "contact_reason": "lost debit card"}))
+    rc = main(["run", "-w", str(indexed.root), "--case", str(tmp_path / "case.json")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "error:" in err and "not a valid case id" in err and "Traceback" not in err
+    assert not (tmp_path / "escaped").exists() and not (indexed.root / "escaped").exists()
+    assert sorted(p.name for p in indexed.runs_dir.iterdir()) == []

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from skillrag import __version__
+from skillrag.corpus.model import check_id
 from skillrag.errors import (
     BudgetExceeded,
     CaseNotFound,
@@ -84,9 +85,9 @@ def make_harness(ws: Workspace, name: str, model: Any = None, *, guided: bool | 
 def output_paths(ws: Workspace, case_id: str, out_path: str | Path | None = None) -> tuple[Path, Path]:
     """``(output, record)`` paths: ``runs/<case_id>/output.json`` and ``record.json`` beside it, or
     ``OUT.json`` and ``OUT.record.json`` for an explicit ``out_path`` (``record.json`` when the output is
-    named ``output.json``)."""
+    named ``output.json``). ``InvalidIdError`` if ``case_id`` is not a plain id (it names a folder)."""
     if out_path is None:
-        folder = ws.runs_dir / case_id
+        folder = ws.runs_dir / check_id(case_id, "case")
         return folder / "output.json", folder / "record.json"
     out = Path(out_path)
     if out.name == "output.json":
