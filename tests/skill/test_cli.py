@@ -122,3 +122,15 @@ def test_skill_list_check_export(ws, tmp_path, capsys):
     assert json.loads(out[out.index("{"):])["ok"] is False
     assert main(["skill", "export", "nope", str(tmp_path / "e2"), *w]) == 2
     assert "no skill named 'nope'" in _out(capsys)[1]
+
+
+def test_validate_a_folder_or_binary_file_is_a_one_line_error(tmp_path, good, capsys):
+    # regression: `skillrag validate /tmp` printed an IsADirectoryError traceback
+    assert main(["validate", str(tmp_path), "--articles", str(tmp_path)]) == 2
+    err = _out(capsys)[1]
+    assert err.startswith("error:") and "is a folder" in err and "Traceback" not in err
+    binary = tmp_path / "out.json"
+    binary.write_bytes(b"\xff\xfe\x00junk")
+    assert main(["validate", str(binary), "--articles", str(tmp_path)]) == 2
+    err = _out(capsys)[1]
+    assert err.startswith("error:") and "not UTF-8" in err

@@ -73,6 +73,12 @@ def _read_json(path: Path, what: str) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise MalformedSourceError(path, f"no such {what} file") from None
+    except IsADirectoryError:
+        raise MalformedSourceError(path, "is a folder, not a JSON file") from None
+    except OSError as exc:
+        raise MalformedSourceError(path, f"cannot read the {what} file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise MalformedSourceError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise MalformedSourceError(path, f"not JSON ({exc.msg} at line {exc.lineno})") from None
 
