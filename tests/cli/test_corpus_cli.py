@@ -56,3 +56,13 @@ def test_malformed_ingest_exit_code_and_message(tmp_path, capsys):
     assert main(["ingest", "-w", str(ws), str(docs)]) == 2
     err = capsys.readouterr().err
     assert "bad.json" in err and err.count("\n") == 1
+
+
+def test_ingest_of_an_unsupported_file_is_a_one_line_error(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws)]) == 0
+    (tmp_path / "notes.docx").write_text("zzz")
+    capsys.readouterr()
+    assert main(["ingest", "-w", str(ws), str(tmp_path / "notes.docx")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "unsupported file type" in err and "Traceback" not in err

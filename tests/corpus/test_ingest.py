@@ -164,6 +164,14 @@ def test_empty_and_missing_inputs(ws, tmp_path):
         ingest(ws, [tmp_path / "nope"])
 
 
+def test_an_explicit_file_of_an_unsupported_type_is_a_user_error(ws, tmp_path):
+    # regression: `skillrag ingest notes.docx` died on an AssertionError traceback
+    (tmp_path / "notes.docx").write_text("zzz")
+    with pytest.raises(UserError, match=r"unsupported file type '\.docx' \(readable: .*\.md"):
+        ingest(ws, [tmp_path / "notes.docx"])
+    assert ArticleStore(ws).list() == []
+
+
 @pytest.mark.parametrize("bad", ["../../etc/passwd", "a/b", "", "..", "x y", "-lead"])
 def test_bad_ids_are_rejected_before_lookup(ws, bad):
     with pytest.raises(InvalidIdError):

@@ -36,10 +36,16 @@ def loader_for(path: Path) -> Loader | None:
 
 def iter_source_files(path: Path) -> Iterator[tuple[Path, Path]]:
     """``(file, root)`` for every readable file under ``path`` (or ``path`` itself), sorted,
-    skipping hidden files and folders. Raises ``UserError`` if ``path`` does not exist."""
+    skipping hidden files and folders. Raises ``UserError`` if ``path`` does not exist or is a
+    file of a type no loader reads."""
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
     if path.is_file():
+        if loader_for(path) is None:
+            raise UserError(
+                f"{path}: unsupported file type {path.suffix or '(no suffix)'!r} "
+                f"(readable: {' '.join(sorted(LOADERS))})"
+            )
         yield path, path.parent
         return
     for f in sorted(path.rglob("*")):
