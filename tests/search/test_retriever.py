@@ -78,6 +78,38 @@ def test_pooled_and_truncated_dense_queries(built, emb):
     assert r.search(long_query, k=1)[0].article_id == "wire"
 
 
+def test_select_policy_keeps_the_rarest_sentences_within_the_budget(built, emb):
+    r = open_retriever(built, mode="dense", embedder=emb)
+    assert r.settings.dense_query == "select"
+    short = "Hello. My SWIFT wire abroad is late."
+    assert r.select_sentences(short, 160) == short  # fits: embedded whole
+    filler = "I would like some help with my account please today."  # common words: low idf
+    long_query = " ".join([filler] * 3 + ["My SWIFT wire abroad has not arrived yet."] + [filler] * 3
+                          + ["Ok.", "The platinum card annual fee looks wrong."])
+    # the HashEmbedder has no tokenizer: the budget counts words
+    kept = r.select_sentences(long_query, 20)
+    assert kept == "My SWIFT wire abroad has not arrived yet. The platinum card annual fee looks wrong."
+    assert len(kept.split()) <= 20
+    assert r.select_sentences(long_query, 10) == "My SWIFT wire abroad has not arrived yet."
+    # a budget smaller than any sentence still keeps the best one
+    assert r.select_sentences(long_query, 2) == "My SWIFT wire abroad has not arrived yet."
+    built.config.search.max_query_tokens = 10
+    assert r.search(long_query, k=1)[0].article_id == "wire"
+    assert emb.texts_embedded[-1] == "My SWIFT wire abroad has not arrived yet."
+
+
+def test_onnx_token_counts_cover_the_whole_text(built):
+    from skillrag.errors import EmbedderError
+    from skillrag.search.embedders import get_embedder
+
+    try:
+        e = get_embedder("minilm-int8")
+    except EmbedderError as exc:  # pragma: no cover - the default model ships with the dev install
+        pytest.skip(str(exc))
+    long_text = "word " * 400
+    assert e.token_counts(["hello world", long_text]) == [4, 402]  # [CLS] + 2 + [SEP]; no truncation
+
+
 def test_unknown_backend_or_mode(built, emb):
     with pytest.raises(ConfigError, match="unknown search backend"):
         open_retriever(built, backend="web", embedder=emb)

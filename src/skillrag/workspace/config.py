@@ -54,9 +54,12 @@ class SearchSettings(_Section):
     dense_weight: float = Field(1.0, ge=0, description="Weight of the dense ranking in fusion.")
     stopwords: str | None = Field("en", description="Stop-word list for BM25 (`en` or none).")
     stemmer: str | None = Field("english", description="Snowball stemmer language for BM25, or none.")
-    max_query_tokens: int = Field(256, ge=8, description="Dense query truncation, in model tokens.")
-    dense_query: Literal["truncate", "pool"] = Field(
-        "pool", description="Long dense queries: keep the first max_query_tokens, or pool passage vectors."
+    max_query_tokens: int = Field(
+        160, ge=8, description="Dense query budget for `select` and `truncate`, in model tokens."
+    )
+    dense_query: Literal["select", "truncate", "pool"] = Field(
+        "select", description="Long dense queries: highest-idf sentences within max_query_tokens (`select`), "
+        "the first max_query_tokens (`truncate`), or the mean of 150-word window vectors (`pool`)."
     )
     max_query_terms: int = Field(
         512, ge=1, description="Distinct BM25 query terms kept (highest idf first); a guard for huge queries."

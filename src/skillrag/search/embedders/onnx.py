@@ -139,6 +139,10 @@ class OnnxEmbedder:
         """Tokens of ``text`` after truncation (≤ ``max_length``)."""
         return sum(self.tokenizer.encode(text).attention_mask)
 
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """Model tokens of each text, special tokens included, without truncation (one batch call)."""
+        return [len(e.ids) + 2 for e in self._full_tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+
     def truncate(self, text: str, max_tokens: int) -> str:
         """The prefix of ``text`` covering its first ``max_tokens`` model tokens (special tokens included)."""
         enc = self._full_tokenizer.encode(text)
