@@ -9,6 +9,10 @@ Query = the task's ``user_scenario.instructions`` (long role-play text); relevan
 1 / rank of the first relevant article within the top 50 (0 when none). Baseline: ``bm25s`` defaults
 (Lucene BM25, k1 1.5, b 0.75) over title + content, English stop words, no stemming, one query.
 
+Arms: every mode × backend under the library defaults, then one setting changed at a time: the wiki
+backend in plain page order, and the long-query policy of the dense query (``search.dense_query`` /
+``max_query_tokens``) for hybrid / direct.
+
 Also measured: full index build (fresh workspace, empty vector cache), re-index with nothing changed,
 re-index after one article changed, warm query latency p50/p95 in milliseconds (in-process, query
 embedding included; after one warm-up query) for the long task queries and for short queries (the
@@ -197,10 +201,22 @@ def main(argv: list[str] | None = None) -> int:
     rows = [{"arm": "baseline: bm25s, single query, raw articles", **metrics(base_ranked, relevant),
              "p50": percentiles(base_lat)[0], "p95": percentiles(base_lat)[1], "sp50": None}]
     short = [d["title"] for d in docs[:100]]
-    arms = [(b, m, "pool") for b in backends for m in ("hybrid", "bm25", "dense")]
-    arms.insert(1, ("direct", "hybrid", "truncate"))
-    for backend, mode, dense_query in arms:
-        ws.config.search.dense_query = dense_query
+    s = ws.config.search
+    defaults = f"dense query {s.dense_query} {s.max_query_tokens} tokens, wiki order {s.wiki_order}"
+    # (label, backend, mode, settings changed from the defaults for this arm only)
+    arms: list[tuple[str, str, str, dict[str, object]]] = [
+        (f"{m} / {b}", b, m, {}) for b in backends for m in ("hybrid", "bm25", "dense")]
+    if "wiki" in backends:
+        arms.append(("hybrid / wiki, page order (`wiki_order: page`)", "wiki", "hybrid", {"wiki_order": "page"}))
+    policy_arms = [("pool", 0), ("truncate", 128), ("truncate", 256), ("select", 96), ("select", 128),
+                   ("select", 192), ("select", 256)]
+    arms += [(f"hybrid / direct, dense query {pol}" + (f" {n} tokens" if n else " (150-word windows)"), "direct",
+              "hybrid", {"dense_query": pol, **({"max_query_tokens": n} if n else {})}) for pol, n in policy_arms
+             if (pol, n) != (s.dense_query, s.max_query_tokens)]
+    for label, backend, mode, changes in arms:
+        saved = {name: getattr(s, name) for name in changes}
+        for name, value in changes.items():
+            setattr(s, name, value)
         r = open_retriever(ws, backend=backend, mode=mode)
         r.search("warm-up query", k=10)
         ranked, lat, slat = [], [], []
@@ -213,11 +229,12 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             r.search(q, k=10)
             slat.append(1000 * (time.perf_counter() - t0))
-        label = f"{mode} / {backend}" + (", dense query truncated" if dense_query == "truncate" else "")
+        r.close()
+        for name, value in saved.items():
+            setattr(s, name, value)
         rows.append({"arm": label, **metrics(ranked, relevant), "p50": percentiles(lat)[0],
                      "p95": percentiles(lat)[1], "sp50": percentiles(slat)[0], "sp95": percentiles(slat)[1]})
         print(f"{label} done", file=sys.stderr)
-    ws.config.search.dense_query = "pool"
     if "wiki" not in backends:
         rows.append({"arm": "hybrid / wiki", "note": wiki_note})
     engines = fts5_vs_bm25s(docs, queries, relevant, args.work)
@@ -233,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.cpu_count()} CPUs, load average {load_start[0]:.1f} at start and {load_end[0]:.1f} at end "
         "(other jobs may share the machine; latencies and build times depend on the load)."),
         f"Embedder `{report.embedder_id}`; {report.passages} passages.",  # type: ignore[union-attr]
+        f"Library defaults unless the row says otherwise: {defaults}.",
         "",
         ("| arm (mode / backend) | R@5 | R@10 | R@20 | R@50 | MRR | long-query p50 ms | p95 ms "
         "| short-query p50 ms | p95 ms |"),

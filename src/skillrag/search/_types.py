@@ -18,8 +18,9 @@ class Hit:
     """One search result: a source article.
 
     ``score`` depends on the mode: the reciprocal rank fusion score for ``hybrid``, the BM25 score for
-    ``bm25``, the cosine similarity (−1..1) for ``dense``; with the ``wiki`` backend it is the score of
-    the best-ranked page citing the article. ``page_ids`` names the navigation pages that led to the
+    ``bm25``, the cosine similarity (−1..1) for ``dense``; with the ``wiki`` backend it is the reciprocal
+    rank fusion of the best citing page's rank and the article's own rank (``search.wiki_order:
+    fused``, the default) or the score of the best-ranked page citing it (``page``). ``page_ids`` names the navigation pages that led to the
     article (empty for the ``direct`` backend). ``preview`` is the start of the body, whitespace
     collapsed.
     """
