@@ -190,3 +190,30 @@ def test_tau2_documents_ingest_byte_identical_and_idempotent(tmp_path, tau2_dir)
         assert store.get(src["id"]).body == src["content"]
     again = ingest(ws, [docs])
     assert again.counts() == {"added": 0, "changed": 0, "unchanged": 698, "removed": 0, "rejected": 0}
+
+
+@pytest.mark.parametrize("name,content", [
+    ("blank.md", "\n  \n"),
+    ("fm_only.md", "---\ntitle: Placeholder\n---\n"),
+    ("empty.json", json.dumps({"id": "e1", "title": "E", "content": " "})),
+])
+def test_an_article_without_text_is_rejected(ws, tmp_path, name, content):
+    # regression: an empty .md became an article (and a wiki page) with no text to quote
+    d = tmp_path / "kb"
+    d.mkdir()
+    (d / name).write_text(content)
+    (d / "ok.md").write_text("# Ok\n\nSome text.\n")
+    with pytest.raises(MalformedSourceError, match="has no text"):
+        ingest(ws, [d])
+    assert ArticleStore(ws).list() == []
+    report = ingest(ws, [d], skip_bad=True)
+    assert report.added == ["ok"] and len(report.rejected) == 1
+
+
+def test_a_single_file_gets_its_folder_name_as_tag(ws, tmp_path):
+    # regression: `skillrag ingest kb/a.md` tagged the article "a.md" (help: default is the folder name)
+    d = tmp_path / "policies"
+    d.mkdir()
+    (d / "a.md").write_text("# A\n\nText.\n")
+    ingest(ws, [d / "a.md"])
+    assert ArticleStore(ws).get("a").source_tag == "policies"

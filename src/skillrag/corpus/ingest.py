@@ -49,8 +49,10 @@ def _collect(
             loader = loader_for(f)
             assert loader is not None
             try:
-                arts = loader(f, root, tag if tag is not None else p.resolve().name)
+                arts = loader(f, root, tag if tag is not None else root.resolve().name)
                 for a in arts:
+                    if not a.body.strip():
+                        raise MalformedSourceError(f, f"article {a.id!r} has no text")
                     if a.id in found:
                         prev = found[a.id][0].source_path
                         raise MalformedSourceError(f, f"duplicate id {a.id!r} (also in {prev})")
