@@ -46,3 +46,15 @@ def test_bad_config_names_the_field(tmp_path, text, needle):
     with pytest.raises(ConfigError) as exc:
         load_config(p)
     assert needle in str(exc.value)
+
+
+def test_unreadable_config_is_a_config_error(tmp_path):
+    # regression: a non-UTF-8 (or folder) skillrag.yaml raised a raw UnicodeDecodeError traceback
+    cfg = tmp_path / "skillrag.yaml"
+    cfg.write_bytes(b"\xff\xfename: x\n")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_config(cfg)
+    cfg.unlink()
+    cfg.mkdir()
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(cfg)

@@ -181,6 +181,10 @@ def load_yaml_model(path: Path, model: type[M], *, missing_ok: bool = False) -> 
         if missing_ok:
             return model()
         raise ConfigError(f"{path}: no such config file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
     if not isinstance(raw, dict):
