@@ -217,3 +217,21 @@ def test_a_single_file_gets_its_folder_name_as_tag(ws, tmp_path):
     (d / "a.md").write_text("# A\n\nText.\n")
     ingest(ws, [d / "a.md"])
     assert ArticleStore(ws).get("a").source_tag == "policies"
+
+
+def test_an_id_taken_by_another_source_is_rejected_not_overwritten(ws, tmp_path):
+    # regression: ingesting folder b with an id already ingested from folder a silently replaced a's article
+    write(tmp_path / "a" / "p.md", "---\nid: kb-1\n---\n# Original\n\nthe original text\n")
+    write(tmp_path / "b" / "q.md", "---\nid: kb-1\n---\n# Impostor\n\nother text\n")
+    write(tmp_path / "b" / "r.md", "# R\n\nfine\n")
+    ingest(ws, [tmp_path / "a"])
+    with pytest.raises(MalformedSourceError, match=r"duplicate id 'kb-1' \(already ingested from .*p\.md\)"):
+        ingest(ws, [tmp_path / "b"])
+    store = ArticleStore(ws)
+    assert store.get("kb-1").title == "Original" and store.count() == 1  # nothing written
+    rep = ingest(ws, [tmp_path / "b"], skip_bad=True)
+    assert rep.added == ["r"] and len(rep.rejected) == 1 and store.get("kb-1").title == "Original"
+    # the same file ingested on its own (another root) is not a clash; neither is a moved folder
+    assert ingest(ws, [tmp_path / "a" / "p.md"]).unchanged == ["kb-1"]
+    (tmp_path / "a").rename(tmp_path / "a2")
+    assert ingest(ws, [tmp_path / "a2"]).unchanged == ["kb-1"]

@@ -3,7 +3,8 @@
 Files are parsed first; only if every file parses (or ``skip_bad`` is set) is anything written,
 and then in one SQLite transaction. Compared with what is stored, each article is *added*,
 *changed* (content hash differs: flagged so dependants rebuild), or *unchanged* (not touched).
-Articles previously ingested from the same root and now absent are marked *removed*.
+Articles previously ingested from the same root and now absent are marked *removed*. An id already
+taken by an active article from another source file that still exists is rejected, not overwritten.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from skillrag.corpus.loaders import iter_source_files, loader_for
 from skillrag.corpus.model import SourceArticle, content_hash
@@ -68,6 +70,23 @@ def _collect(
     return found
 
 
+def _source_file(root: str, source_path: str) -> Path:
+    """The file an article came from: ``root`` itself for a single-file ingest, else ``root/source_path``."""
+    r = Path(root)
+    return r if r.suffix and not r.is_dir() else r / source_path
+
+
+def _clash(old: Any, new: SourceArticle, root: str) -> MalformedSourceError | None:
+    """An error when ``new`` reuses the id of an active article from another source file that still
+    exists (a moved or renamed source folder is not a clash: its old file is gone)."""
+    if old is None or old["status"] != "active" or old["source_root"] == root:
+        return None
+    old_file, new_file = _source_file(old["source_root"], old["source_path"]), _source_file(root, new.source_path)
+    if not old_file.exists() or old_file.resolve() == new_file.resolve():
+        return None
+    return MalformedSourceError(new_file, f"duplicate id {new.id!r} (already ingested from {old_file})")
+
+
 def count_files(paths: Sequence[Path]) -> int:
     """How many readable source files ``paths`` hold (for a progress bar's total)."""
     return sum(1 for p in paths for _ in iter_source_files(p))
@@ -98,9 +117,17 @@ def ingest(
         with conn:  # one transaction: all or nothing
             conn.execute("UPDATE articles SET changed = 0 WHERE changed = 1")
             stored = {
-                r["id"]: r for r in conn.execute("SELECT id, content_hash, title, status, source_root FROM articles")
+                r["id"]: r
+                for r in conn.execute("SELECT id, content_hash, title, status, source_root, source_path FROM articles")
             }
             for aid, (a, root) in sorted(found.items()):
+                clash = _clash(stored.get(aid), a, root)
+                if clash is not None:
+                    if not skip_bad:
+                        raise clash
+                    report.rejected.append(str(clash))
+                    del found[aid]
+                    continue
                 h = content_hash(a.body)
                 sections = json.dumps([s.model_dump() for s in parse_sections(a.body)])
                 old = stored.get(aid)
