@@ -104,3 +104,20 @@ def test_spec_missing_referenced_script_and_empty_body(tmp_path):
 def test_registry_skill_exports(ws, tmp_path):
     for s in SkillRegistry(ws).list():
         assert check_skill_folder(export_skill(s, tmp_path / "all")) == []
+
+
+def test_exported_script_runs_without_skillrag_on_path(ws, skill, tmp_path, cases_path):
+    # regression: with no `skillrag` on PATH and a Python without skillrag, the launcher died on
+    # "No module named 'skillrag'"; it now uses the Python recorded at export time, else says so.
+    out = export_skill(skill, tmp_path / "exp", workspace=ws.root, cases=cases_path)
+    assert json.loads((out / "scripts" / "config.json").read_text())["python"] == sys.executable
+    env = {"PATH": str(tmp_path), "HOME": str(tmp_path)}  # no skillrag executable reachable
+    bare = [sys.executable, "-S"]  # -S: no site-packages, so this Python cannot import skillrag
+    r = subprocess.run([*bare, str(out / "scripts" / "get_article.py"), "art_fees"], capture_output=True,
+                       text=True, env=env, timeout=60, check=False)
+    assert r.returncode == 0 and "Premium accounts pay no fee." in r.stdout, r.stderr
+    cfg = json.loads((out / "scripts" / "config.json").read_text())
+    (out / "scripts" / "config.json").write_text(json.dumps({**cfg, "python": ""}))
+    r = subprocess.run([*bare, str(out / "scripts" / "get_article.py"), "art_fees"], capture_output=True,
+                       text=True, env=env, timeout=60, check=False)
+    assert r.returncode == 2 and r.stderr.startswith("error: skillrag is not installed") and "Traceback" not in r.stderr

@@ -8,19 +8,21 @@ Layout written (``DEST`` is ``DIR/NAME``, or ``DIR`` itself when its name is alr
     NAME/scripts/retrieve.py
     NAME/scripts/get_article.py
     NAME/scripts/save_output.py
-    NAME/scripts/config.json      {"workspace": ..., "cases": ...} recorded at export time
+    NAME/scripts/config.json      {"workspace", "cases", "python"} recorded at export time
     NAME/references/skill.yaml    the skill's settings
     NAME/references/output-schema.json   JSON Schema of the output contract
     NAME/references/tools.md      the four tools, their arguments and results
 
 The scripts resolve the workspace from ``$SKILLRAG_WORKSPACE``, else ``scripts/config.json``,
-and run ``skillrag`` from ``$PATH`` (else ``python -m skillrag.cli.main``).
+and run ``skillrag`` from ``$PATH``, else ``PYTHON -m skillrag.cli.main`` with the exporting Python
+recorded in ``config.json``, else the running Python if it has skillrag (else a one-line error).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import yaml
@@ -46,6 +48,7 @@ _LAUNCHER = '''#!/usr/bin/env python3
 Workspace: $SKILLRAG_WORKSPACE, else "workspace" in config.json beside this file.
 Case file: $SKILLRAG_CASES, else "cases" in config.json (may be empty).
 """
+import importlib.util
 import json
 import os
 import shutil
@@ -70,7 +73,17 @@ def main(command: str, argv: list) -> int:
     if cfg.get("cases") and not env.get("SKILLRAG_CASES"):
         env["SKILLRAG_CASES"] = cfg["cases"]
     exe = shutil.which("skillrag")
-    base = [exe] if exe else [sys.executable, "-m", "skillrag.cli.main"]
+    py = cfg.get("python") or ""
+    if exe:
+        base = [exe]
+    elif py and Path(py).is_file():
+        base = [py, "-m", "skillrag.cli.main"]
+    elif importlib.util.find_spec("skillrag") is not None:
+        base = [sys.executable, "-m", "skillrag.cli.main"]
+    else:
+        print('error: skillrag is not installed for this Python: put `skillrag` on PATH or set '
+              '"python" in scripts/config.json to a Python that has it', file=sys.stderr)
+        return 2
     args = base + ["tool", command, "--skill", cfg.get("skill", "cs-guidance")] + list(argv)
     return subprocess.call(args, env=env)
 '''
@@ -194,6 +207,7 @@ def export_skill(skill: Skill, dest: str | Path, *, workspace: Path | None = Non
         "skill": skill.name,
         "workspace": str(Path(workspace).resolve()) if workspace else "",
         "cases": str(Path(cases).resolve()) if cases else "",
+        "python": sys.executable,
     }
     (out / "scripts" / "config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
 
