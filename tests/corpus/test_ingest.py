@@ -225,7 +225,7 @@ def test_an_id_taken_by_another_source_is_rejected_not_overwritten(ws, tmp_path)
     write(tmp_path / "b" / "q.md", "---\nid: kb-1\n---\n# Impostor\n\nother text\n")
     write(tmp_path / "b" / "r.md", "# R\n\nfine\n")
     ingest(ws, [tmp_path / "a"])
-    with pytest.raises(MalformedSourceError, match=r"duplicate id 'kb-1' \(already ingested from .*p\.md\)"):
+    with pytest.raises(MalformedSourceError, match=r"duplicate id 'kb-1' \(already ingested from .*p\.md; rename"):
         ingest(ws, [tmp_path / "b"])
     store = ArticleStore(ws)
     assert store.get("kb-1").title == "Original" and store.count() == 1  # nothing written

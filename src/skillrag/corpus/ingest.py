@@ -84,7 +84,11 @@ def _clash(old: Any, new: SourceArticle, root: str) -> MalformedSourceError | No
     old_file, new_file = _source_file(old["source_root"], old["source_path"]), _source_file(root, new.source_path)
     if not old_file.exists() or old_file.resolve() == new_file.resolve():
         return None
-    return MalformedSourceError(new_file, f"duplicate id {new.id!r} (already ingested from {old_file})")
+    return MalformedSourceError(
+        new_file,
+        f"duplicate id {new.id!r} (already ingested from {old_file}; "
+        "rename one of them, or move the old source away if this replaces it)",
+    )
 
 
 def count_files(paths: Sequence[Path]) -> int:
