@@ -162,3 +162,24 @@ def test_bad_case_selection(ws, case_path, tmp_path):
     empty.write_text("")
     with pytest.raises(EmptyInputError):
         CaseFile(empty)
+
+
+def test_a_missing_index_stops_the_run_instead_of_scoring_every_case_as_failed(ws, case_path, tmp_path):
+    # regression: an arm whose search index was never built was reported as 0/N accepted (with a
+    # McNemar test against the reference) and `eval run` exited 0
+    from skillrag.errors import IndexStateError
+
+    cf = CaseFile(case_path)
+    ok = fake_run_case(cf.ground_truth)
+
+    def runner(arm_ws, case, arm, budget):
+        if arm.name == "b":
+            raise IndexStateError("no wiki search index in WS; run `skillrag index --backend wiki`")
+        return ok(arm_ws, case, arm, budget)
+
+    cfg = _config(case_path, arms=[{"name": "a"}, {"name": "b"}], workers=2)
+    out = tmp_path / "out"
+    with pytest.raises(IndexStateError, match="skillrag index --backend wiki"):
+        run_evaluation(ws, cfg, out, case_file=cf, runner=runner)
+    assert len(ResultsFile(out / "results" / "a.jsonl").load()) == 12  # finished arms are kept
+    assert ResultsFile(out / "results" / "b.jsonl").load() == {}  # no case scored as failed

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from skillrag.errors import EmptyInputError, SkillragError, UserError
+from skillrag.errors import EmptyInputError, IndexStateError, SkillragError, UserError
 from skillrag.evaluation.config import ArmSpec, EffortBudget, EvalConfig
 from skillrag.evaluation.judges import JudgeResult, judge_inputs, run_judge
 from skillrag.evaluation.metrics import Reference, ScoredCase, ToolLocator, compute_metrics, tool_gaps
@@ -381,6 +381,8 @@ def run_evaluation(
                 run = runner(arm_ws, case, arm, budget)
                 return _score_case(arm, case, refs[cid], run, metric_names=config.metrics,
                                    judge_model=judge_model, judge_cfg=judge_cfg, t0=t0, locator=locator)
+            except IndexStateError:
+                raise  # a missing or stale index is a setup error for the whole arm, not a case outcome
             except Exception as exc:  # noqa: BLE001 - recorded per case, retried on resume; the batch goes on
                 kind = "" if isinstance(exc, SkillragError) else f"{type(exc).__name__}: "
                 # scored as an empty output, so the case counts as a failure in every defined metric
@@ -393,7 +395,11 @@ def run_evaluation(
         with ThreadPoolExecutor(max_workers=n_workers) as pool:
             futures = [pool.submit(one, cid) for cid in todo]
             for fut in as_completed(futures):
-                res = fut.result()
+                try:
+                    res = fut.result()
+                except IndexStateError:
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    raise
                 results.append(res)
                 stats["ran"] += 1
                 stats["errors"] += res.status == "error"
