@@ -64,3 +64,14 @@ def test_pages_are_plain_markdown_files_named_by_id(ws):
         assert path.name == f"{page.id}.md"
         assert path.read_text(encoding="utf-8").startswith("---\nid: " + page.id)
         assert isinstance(page, Page)
+
+
+def test_clear_tolerates_a_page_removed_meanwhile(ws, monkeypatch):
+    # regression: two concurrent `wiki build --rebuild` runs: the second died on FileNotFoundError
+    build_wiki(ws)
+    layer = Layer(ws)
+    files = layer.page_files()
+    files[0].unlink()  # the other build got there first
+    monkeypatch.setattr(Layer, "page_files", lambda self: files)
+    layer.clear()
+    assert not any(f.exists() for f in files) and not layer.index_path.exists()

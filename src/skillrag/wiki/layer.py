@@ -209,7 +209,7 @@ class Layer:
     def clear(self) -> None:
         """Remove every page, the index and the manifest (``--rebuild``); the log is kept."""
         for path in self.page_files():
-            path.unlink()
+            path.unlink(missing_ok=True)  # another build may have removed it meanwhile
         self.index_path.unlink(missing_ok=True)
         self.manifest_path.unlink(missing_ok=True)
 
