@@ -124,3 +124,14 @@ def test_run_rejects_a_case_id_that_would_leave_runs_dir(indexed, tmp_path, caps
     assert rc == 2 and "error:" in err and "not a valid case id" in err and "Traceback" not in err
     assert not (tmp_path / "escaped").exists() and not (indexed.root / "escaped").exists()
     assert sorted(p.name for p in indexed.runs_dir.iterdir()) == []
+
+
+def test_run_out_path_that_is_a_folder_is_a_one_line_error(indexed, tmp_path, capsys):
+    # regression: `run -o DIR` wrote DIR.record.json beside the folder, then died on IsADirectoryError
+    target = tmp_path / "results"
+    target.mkdir()
+    assert not list(tmp_path.glob("*.record.json"))
+    rc = main(["run", "-w", str(indexed.root), "--case-id", "case_lost", "-o", str(target)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("error:") and "is a folder" in err and "Traceback" not in err
+    assert not list(tmp_path.glob("*.record.json")) and not any(target.iterdir())

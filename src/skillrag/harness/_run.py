@@ -85,11 +85,14 @@ def make_harness(ws: Workspace, name: str, model: Any = None, *, guided: bool | 
 def output_paths(ws: Workspace, case_id: str, out_path: str | Path | None = None) -> tuple[Path, Path]:
     """``(output, record)`` paths: ``runs/<case_id>/output.json`` and ``record.json`` beside it, or
     ``OUT.json`` and ``OUT.record.json`` for an explicit ``out_path`` (``record.json`` when the output is
-    named ``output.json``). ``InvalidIdError`` if ``case_id`` is not a plain id (it names a folder)."""
+    named ``output.json``). ``InvalidIdError`` if ``case_id`` is not a plain id (it names a folder),
+    ``UserError`` if ``out_path`` is an existing folder."""
     if out_path is None:
         folder = ws.runs_dir / check_id(case_id, "case")
         return folder / "output.json", folder / "record.json"
     out = Path(out_path)
+    if out.is_dir():
+        raise UserError(f"{out}: is a folder; --out takes the output file's path (e.g. {out / (case_id + '.json')})")
     if out.name == "output.json":
         return out, out.with_name("record.json")
     return out, out.with_name(out.stem + ".record.json")
