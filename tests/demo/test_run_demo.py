@@ -23,8 +23,21 @@ def test_demo_runs_end_to_end_and_is_idempotent(tmp_path):
     for sn in saved["snippets"]:  # every snippet really is in the article it cites
         assert normalize(sn["text"]) in normalize(store.get(sn["source_article"]).body)
     again = run_demo(tmp_path / "demo")
-    details = dict((s[0], s[1]) for s in again.steps)
+    details = {s[0]: s[1] for s in again.steps}
     assert details["ingest"].startswith("0 added, 0 changed, 37 unchanged")
     assert (tmp_path / "demo" / "cases.jsonl").is_file()
     assert "(up to date)" in details["index"]
     assert again.status == "accepted"
+
+
+@pytest.mark.slow
+def test_demo_cli_next_hint_is_a_command_that_works(tmp_path, capsys):
+    # regression: the hint said `--cases <cases.jsonl> --case-id ID`, a placeholder file the user had to guess
+    from skillrag.cli.main import main
+
+    ws = tmp_path / "demo"
+    assert main(["demo", "--dir", str(ws)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--case-id hp-002" in out and "<cases.jsonl>" not in out
+    assert main(["run", "-w", str(ws), "--case-id", "hp-002"]) == 0
+    assert (ws / "runs" / "hp-002" / "output.json").is_file()

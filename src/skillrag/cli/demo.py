@@ -32,7 +32,7 @@ def demo_cmd(
     console.print(table)
     console.print(f"evidence contract: {rep.status}; output written to {rep.output_path}")
     console.print(f"next: skillrag search -w {rep.workspace} \"damaged sofa\"  ·  "
-                  f"skillrag run -w {rep.workspace} --cases <cases.jsonl> --case-id ID")
+                  f"skillrag run -w {rep.workspace} --case-id hp-002  (cases: {rep.workspace}/cases.jsonl)")
 
 
 def register(app: typer.Typer) -> None:
