@@ -210,6 +210,15 @@ def test_an_article_without_text_is_rejected(ws, tmp_path, name, content):
     assert report.added == ["ok"] and len(report.rejected) == 1
 
 
+def test_missing_field_error_names_the_expected_shape_and_the_unknown_keys(ws, tmp_path):
+    # a first-time user writes "body" instead of "content"; the error says what was expected
+    write(tmp_path / "kb" / "a.json", json.dumps([{"id": "a", "title": "A", "body": "text"}]))
+    with pytest.raises(MalformedSourceError) as exc:
+        ingest(ws, [tmp_path / "kb"])
+    msg = str(exc.value)
+    assert "item 0: missing field(s) content" in msg and '{"id", "title", "content"}' in msg and "'body'" in msg
+
+
 def test_a_single_file_gets_its_folder_name_as_tag(ws, tmp_path):
     # regression: `skillrag ingest kb/a.md` tagged the article "a.md" (help: default is the folder name)
     d = tmp_path / "policies"

@@ -25,7 +25,11 @@ def article_from_record(rec: Any, path: Path, root: Path, tag: str, where: str =
         raise MalformedSourceError(path, f"{loc}expected an object with id, title, content")
     missing = [k for k in ("id", "title", "content") if k not in rec]
     if missing:
-        raise MalformedSourceError(path, f"{loc}missing field(s) {', '.join(missing)}")
+        extra = sorted(set(rec) - {"id", "title", "content"})
+        hint = f"; found {', '.join(map(repr, extra))}" if extra else ""
+        raise MalformedSourceError(
+            path, f"{loc}missing field(s) {', '.join(missing)} (an article is {{\"id\", \"title\", \"content\"}}{hint})"
+        )
     aid, title, content = rec["id"], rec["title"], rec["content"]
     if not isinstance(aid, str) or not ID_PATTERN.match(aid) or ".." in aid:
         raise MalformedSourceError(path, f"{loc}id {aid!r} is not a plain identifier")
