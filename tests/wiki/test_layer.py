@@ -1,5 +1,10 @@
 from __future__ import annotations
 
+import pytest
+
+import skillrag.wiki.layer as layer_mod
+from skillrag.errors import IndexStateError
+from skillrag.search import build_index
 from skillrag.wiki import Layer, build_wiki, layer_fingerprint, load_pages
 from skillrag.wiki.page import Page
 
@@ -75,3 +80,26 @@ def test_clear_tolerates_a_page_removed_meanwhile(ws, monkeypatch):
     monkeypatch.setattr(Layer, "page_files", lambda self: files)
     layer.clear()
     assert not any(f.exists() for f in files) and not layer.index_path.exists()
+
+
+def test_an_interrupted_first_build_is_not_a_layer_to_index(ws, monkeypatch):
+    # regression: after Ctrl-C in the first `wiki build`, `skillrag index --backend wiki` indexed the
+    # half-written layer without a word, and searches ran over it until the next build
+    real_write, calls = layer_mod.atomic_write_text, {"n": 0}
+
+    def dying_write(path, text):
+        if path.parent.name == "pages":
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise KeyboardInterrupt  # killed after the first page file was written
+        real_write(path, text)
+
+    monkeypatch.setattr(layer_mod, "atomic_write_text", dying_write)
+    with pytest.raises(KeyboardInterrupt):
+        build_wiki(ws)
+    monkeypatch.setattr(layer_mod, "atomic_write_text", real_write)
+    assert len(load_pages(ws)) == 1 and layer_fingerprint(ws) is None
+    with pytest.raises(IndexStateError, match="wiki build"):
+        build_index(ws, backend="wiki", embedder="hash")
+    build_wiki(ws)  # finishing the build makes it a layer again
+    assert layer_fingerprint(ws) is not None

@@ -214,8 +214,14 @@ class Layer:
         self.manifest_path.unlink(missing_ok=True)
 
     def fingerprint(self) -> str | None:
+        """sha256 hex of the page files; ``None`` when there is no finished layer: no pages, or pages
+        whose build never completed (no manifest, or one with no article recorded: an interrupted
+        first build), so no search index is built over half a layer."""
         files = self.page_files()
         if not files:
+            return None
+        man = self.manifest()
+        if man is None or not man.articles:
             return None
         h = hashlib.sha256()
         for path in files:
@@ -232,7 +238,8 @@ def load_pages(ws: Workspace) -> list[Page]:
 
 
 def layer_fingerprint(ws: Workspace) -> str | None:
-    """sha256 hex of the page files (names and bytes, sorted); ``None`` when there is no layer."""
+    """sha256 hex of the page files (names and bytes, sorted); ``None`` when there is no finished
+    layer (no pages, or an interrupted first build)."""
     return Layer(ws).fingerprint()
 
 
