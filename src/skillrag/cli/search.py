@@ -49,7 +49,7 @@ def index_cmd(
     skipped: list[str] = []
     for target in targets:
         if backend == "all" and target == "wiki" and WikiPageSource().layer_fingerprint(ws) is None:
-            skipped.append("wiki: no navigation layer yet (run `skillrag wiki build`); skipped")
+            skipped.append("wiki: no navigation layer yet, or its build was interrupted (run `skillrag wiki build`); skipped")
             continue
         with Progress(TextColumn(f"index {target}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err_console, transient=True) as prog:

@@ -106,7 +106,8 @@ def _stat_key(folder: Path) -> tuple[tuple[str, int, int], ...] | None:
 
 
 def no_layer_error(ws: Workspace) -> IndexStateError:
-    return IndexStateError(f"{ws.root}: there is no navigation layer yet; run `skillrag wiki build` first "
+    return IndexStateError(f"{ws.root}: there is no navigation layer yet (or its build was interrupted); "
+                           "run `skillrag wiki build` first "
                            "(or search with --backend direct)")
 
 
