@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     if "wiki" in backends:
         arms.append(("hybrid / wiki, page order (`wiki_order: page`)", "wiki", "hybrid", {"wiki_order": "page"}))
     policy_arms = [("pool", 0), ("truncate", 128), ("truncate", 256), ("select", 96), ("select", 128),
-                   ("select", 192), ("select", 256)]
+                   ("select", 160), ("select", 192), ("select", 256)]
     arms += [(f"hybrid / direct, dense query {pol}" + (f" {n} tokens" if n else " (150-word windows)"), "direct",
               "hybrid", {"dense_query": pol, **({"max_query_tokens": n} if n else {})}) for pol, n in policy_arms
              if (pol, n) != (s.dense_query, s.max_query_tokens)]

@@ -11,10 +11,13 @@ is ``search.wiki_order``:
 * ``"page"``: page rank order, each page's articles in the order the page cites them (the paper's
   plain dereference). One page that ranks high but is wrong then fills the whole top k.
 
-Measured on the 46 τ²-banking dev tasks over the extractive layer (hybrid, R@10 / R@50 / MRR):
-page order 0.179 / 0.557 / 0.335; each page's articles sorted by their own relevance 0.182 / 0.546 /
-0.472; at most 2 articles per page first, then the rest 0.313 / 0.532 / 0.508; round-robin over the
-top 5 pages 0.313 / 0.546 / 0.512; fused 0.320 / 0.672 / 0.571 (``direct``: 0.334 / 0.634 / 0.715).
+Measured on the 46 τ²-banking dev tasks over the extractive layer (hybrid, dense query pooled, R@10 /
+R@50 / MRR): page order 0.179 / 0.557 / 0.335; each page's articles sorted by their own relevance
+0.182 / 0.546 / 0.472; at most 2 articles per page first, then the rest 0.313 / 0.532 / 0.508;
+round-robin over the top 5 pages 0.313 / 0.546 / 0.512; fused 0.320 / 0.672 / 0.571 (``direct``:
+0.334 / 0.634 / 0.715). With the select dense query (160 tokens), fused barely depends on the
+extractive layer's ``max_group`` (3: 0.311 / 0.669; 10: 0.311 / 0.672; R@10 / R@50) while page
+order does (3: 0.243 / 0.580; 10: 0.202 / 0.544).
 
 Long queries (a whole case, hundreds of words) are handled so that no part silently dominates:
 
@@ -31,10 +34,14 @@ Long queries (a whole case, hundreds of words) are handled so that no part silen
   ``max_query_tokens`` model tokens are embedded. Short queries are embedded whole by all three.
 
   Measured on the 46 τ²-banking dev tasks (median 502 words; hybrid / direct, R@10 / R@20 / R@50,
-  warm p50 on a loaded 2-core machine): pool 0.334 / 0.473 / 0.634 at 131 ms; truncate 256 tokens
-  0.294 / 0.419 / 0.622 at 45 ms; truncate 128: 0.255 / 0.388 / 0.622 at 16 ms; select 160 tokens
-  0.311 / 0.440 / 0.623 at 17 ms. Query cost is almost all in the transformer (about 0.1 ms per
-  token on 2 cores), so the token budget sets the latency.
+  warm p50 on the shared 2-core machine at load 1–4, benchmarks/results/retrieval.md): pool 0.334 /
+  0.473 / 0.634 at ~200 ms; truncate 256 tokens 0.294 / 0.419 / 0.622 at ~50 ms; truncate 128
+  0.255 / 0.388 / 0.622 at ~26 ms; select 96 / 128 / 160 / 192 tokens all 0.30–0.33 / 0.43–0.44 /
+  0.61–0.64 (within noise of each other on 46 tasks) at ~22 / 27 / 30 / 37 ms. Nearly all of the
+  query's time is the transformer (the int8 file's weights are dequantised at load, so it runs fp32
+  MatMuls: ~0.1 ms per token on an idle 2-core machine, ~0.16 under load), so the token budget sets
+  the latency; 128 is the default: at ~0.1 ms/token it leaves headroom under a 20 ms target, and
+  hybrid still beats the single-query BM25 baseline at k = 10, 20 and 50.
 
 Every search first checks that the index still matches what it was built from (article content
 hashes for ``direct``, the layer fingerprint for ``wiki``, and the embedder id and parameters) and

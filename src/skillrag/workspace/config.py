@@ -55,7 +55,7 @@ class SearchSettings(_Section):
     stopwords: str | None = Field("en", description="Stop-word list for BM25 (`en` or none).")
     stemmer: str | None = Field("english", description="Snowball stemmer language for BM25, or none.")
     max_query_tokens: int = Field(
-        160, ge=8, description="Dense query budget for `select` and `truncate`, in model tokens."
+        128, ge=8, description="Dense query budget for `select` and `truncate`, in model tokens."
     )
     dense_query: Literal["select", "truncate", "pool"] = Field(
         "select", description="Long dense queries: highest-idf sentences within max_query_tokens (`select`), "
