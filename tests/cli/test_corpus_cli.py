@@ -66,3 +66,15 @@ def test_ingest_of_an_unsupported_file_is_a_one_line_error(tmp_path, capsys):
     assert main(["ingest", "-w", str(ws), str(tmp_path / "notes.docx")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and "unsupported file type" in err and "Traceback" not in err
+
+
+def test_unwritable_output_path_is_a_one_line_error(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    main(["init", str(ws)])
+    capsys.readouterr()
+    # a folder that cannot be created: its parent is a regular file
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["init", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and str(blocker) in err

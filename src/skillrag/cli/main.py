@@ -60,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     except SkillragError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # an unwritable or vanished path the user named: one line, not a traceback
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
