@@ -121,3 +121,17 @@ def test_exported_script_runs_without_skillrag_on_path(ws, skill, tmp_path, case
     r = subprocess.run([*bare, str(out / "scripts" / "get_article.py"), "art_fees"], capture_output=True,
                        text=True, env=env, timeout=60, check=False)
     assert r.returncode == 2 and r.stderr.startswith("error: skillrag is not installed") and "Traceback" not in r.stderr
+
+
+def test_spec_check_also_rejects_bad_skill_yaml(tmp_path):
+    import shutil
+
+    from skillrag.skill import builtin_skills_dir
+
+    folder = tmp_path / "cs-guidance"
+    shutil.copytree(builtin_skills_dir() / "cs-guidance", folder)
+    assert check_skill_folder(folder) == []
+    with (folder / "skill.yaml").open("a") as fh:
+        fh.write("\nretrival_k: 3\n")
+    reasons = check_skill_folder(folder)
+    assert len(reasons) == 1 and "retrival_k" in reasons[0] and "unknown setting" in reasons[0]

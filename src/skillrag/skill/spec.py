@@ -100,4 +100,13 @@ def check_skill_folder(folder: str | Path) -> list[str]:
     for ref in sorted(set(_PATH_REF.findall(body))):
         if not (folder / ref).exists():
             reasons.append(f"SKILL.md: mentions {ref}, which is not in the folder")
+    for cfg in (folder / "skill.yaml", folder / "references" / "skill.yaml"):
+        if cfg.is_file():  # skillrag's own settings: an unknown key would fail every run
+            from skillrag.errors import ConfigError
+            from skillrag.skill.config import load_skill_config
+
+            try:
+                load_skill_config(cfg)
+            except ConfigError as exc:
+                reasons.append(str(exc))
     return reasons
