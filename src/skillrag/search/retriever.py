@@ -34,13 +34,13 @@ Long queries (a whole case, hundreds of words) are handled so that no part silen
   ``max_query_tokens`` model tokens are embedded. Short queries are embedded whole by all three.
 
   Measured on the 46 τ²-banking dev tasks (median 502 words; hybrid / direct, R@10 / R@20 / R@50,
-  warm p50 on the shared 2-core machine at load 1–4, benchmarks/results/retrieval.md): pool 0.334 /
-  0.473 / 0.634 at ~200 ms; truncate 256 tokens 0.294 / 0.419 / 0.622 at ~50 ms; truncate 128
-  0.255 / 0.388 / 0.622 at ~26 ms; select 96 / 128 / 160 / 192 tokens all 0.30–0.33 / 0.43–0.44 /
-  0.61–0.64 (within noise of each other on 46 tasks) at ~22 / 27 / 30 / 37 ms. Nearly all of the
-  query's time is the transformer (the int8 file's weights are dequantised at load, so it runs fp32
-  MatMuls: ~0.1 ms per token on an idle 2-core machine, ~0.16 under load), so the token budget sets
-  the latency; 128 is the default: at ~0.1 ms/token it leaves headroom under a 20 ms target, and
+  warm p50 on the 2-core machine at load ~1.5, benchmarks/results/retrieval.md): pool 0.334 / 0.473
+  / 0.634 at 98 ms; truncate 256 tokens 0.294 / 0.419 / 0.622 at 30 ms; truncate 128 0.255 / 0.388
+  / 0.622 at 15 ms; select 96 / 128 / 160 / 192 tokens all 0.30–0.33 / 0.43–0.44 / 0.61–0.64
+  (within noise of each other on 46 tasks) at 14 / 17 / 19 / 22 ms. Nearly all of a long query's
+  time is the transformer (the int8 file's weights are dequantised at load, so it runs fp32 MatMuls,
+  ~0.1 ms per token on an idle 2-core machine, ~0.16 under load), so the token budget sets the
+  latency. 128 is the default: it stays under 20 ms with some headroom for a busier machine, and
   hybrid still beats the single-query BM25 baseline at k = 10, 20 and 50.
 
 Every search first checks that the index still matches what it was built from (article content
