@@ -250,3 +250,20 @@ def test_serve_command_runs_uvicorn(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_serve_on_a_port_in_use_is_one_error_line(tmp_path, capsys):
+    import socket
+
+    from skillrag.cli.main import main
+    from skillrag.workspace import Workspace
+
+    Workspace.init(tmp_path / "ws")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        capsys.readouterr()
+        assert main(["serve", "-w", str(tmp_path / "ws"), "--port", str(port)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: cannot serve on 127.0.0.1:") and "in use" in err[-1]

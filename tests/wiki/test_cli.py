@@ -81,3 +81,12 @@ def test_semantic_audit_through_the_cli(ws, capsys):
     assert data["passed"] + len(data["flagged"]) == n_links
     rc, out, _ = run(capsys, "wiki", "audit", "-w", w, "--links", "--model", "test")
     assert rc == 0 and "semantic audit (test)" in out and f"{n_links} from cache" in out
+
+
+def test_audit_of_an_empty_workspace_is_an_error_not_a_pass(tmp_path, capsys):
+    from skillrag.workspace import Workspace
+
+    Workspace.init(tmp_path / "empty")
+    rc, out, err = run(capsys, "wiki", "audit", "-w", str(tmp_path / "empty"))
+    assert rc == 2 and "PASS" not in out
+    assert err.startswith("error: nothing to audit") and err.count("\n") == 1

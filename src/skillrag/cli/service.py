@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from typing import Annotated
 
 import typer
@@ -55,7 +56,24 @@ def serve(
             if methods and not route.path.startswith(("/docs", "/redoc", "/openapi")):
                 typer.echo(f"{methods:6} {route.path}")
         return
+    _check_free(bind, port or cfg.port)
     uvicorn.run(app, host=bind, port=port or cfg.port, log_level=os.environ.get("SKILLRAG_LOG_LEVEL", "info"))
+
+
+def _check_free(host: str, port: int) -> None:
+    """Raise ``UserError`` when ``host:port`` cannot be bound (in use, or not an address of this machine),
+    so the user gets one ``error:`` line instead of the server's own log and exit code."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise UserError(f"cannot serve on {host}:{port}: {exc.strerror}") from None
+    family, _, _, _, addr = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(addr)
+        except OSError as exc:
+            raise UserError(f"cannot serve on {host}:{port}: {exc.strerror}") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -17,7 +17,7 @@ from skillrag.cli._common import (
     print_json,
     write_raw,
 )
-from skillrag.errors import UserError
+from skillrag.errors import EmptyInputError, UserError
 from skillrag.wiki import VARIANTS, Layer, audit_links, audit_structure, build_wiki, estimate_build, fix_links
 from skillrag.wiki.page import render_page
 
@@ -107,6 +107,9 @@ def audit_cmd(
     if fix and not links:
         raise UserError("--fix needs --links (it removes the links the judge flags)")
     st = audit_structure(ws)
+    if st.articles == 0 and st.pages == 0:
+        raise EmptyInputError("nothing to audit: no articles and no wiki layer (run `skillrag ingest`, then "
+                              "`skillrag wiki build`)")
     sem = None
     fixed = None
     if links:
