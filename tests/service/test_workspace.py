@@ -105,6 +105,8 @@ def test_runs_route_runs_the_harness_on_a_demo_case(client):
         assert state["result"]["output"]["case_id"] == case["case_id"]
     bad = client.post("/runs", json={"case": {"case_id": "x", "ground_truth": {"a": 1}}})
     assert bad.status_code == 400
+    traversal = client.post("/runs", json={"case": {**agent_case, "case_id": "../../evil"}})
+    assert traversal.status_code == 400 and "not a valid case id" in traversal.text
 
 
 def test_serve_check_lists_routes(ws, capsys):

@@ -301,11 +301,15 @@ def workspace_app(workspace: Any, *, token: str | None = None, web_client: Any |
 
         from skillrag.skill import Case
 
+        from skillrag.corpus import check_id
+
         try:
-            return Case.model_validate(case)
+            parsed = Case.model_validate(case)
         except ValidationError as exc:
             err = exc.errors()[0]
             raise UserError(f"case: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        check_id(parsed.case_id, "case")  # refused up front (HTTP 400), before a run is queued
+        return parsed
 
     def runner(case: dict[str, Any], harness: str, skill: str | None) -> dict[str, Any]:
         from skillrag.harness import run_case
