@@ -20,6 +20,15 @@ from skillrag.workspace import Workspace
 pytestmark = [pytest.mark.shared, pytest.mark.slow]
 
 
+
+def _cache_dir(request):
+    """Where the tau2 workspace is kept between runs: pytest's cache, or a fresh temp folder when the
+    cache plugin is off (``-p no:cacheprovider``)."""
+    cache = getattr(request.config, "cache", None)
+    if cache is not None:
+        return cache.mkdir("skillrag-search-tau2")
+    return request.getfixturevalue("tmp_path_factory").mktemp("skillrag-search-tau2")
+
 def recall_at(ranked: list[list[str]], relevant: list[set[str]], k: int) -> float:
     return statistics.mean(len(set(r[:k]) & rel) / len(rel) for r, rel in zip(ranked, relevant, strict=True))
 
@@ -39,7 +48,7 @@ def test_hybrid_direct_beats_single_query_bm25_baseline(tau2_dir, request):
         res, _ = base.retrieve(bm25s.tokenize(q, stopwords="en", show_progress=False), k=50, show_progress=False)
         base_ranked.append([ids[i] for i in res[0]])
 
-    ws = Workspace.init(request.config.cache.mkdir("skillrag-search-tau2") / "ws")
+    ws = Workspace.init(_cache_dir(request) / "ws")
     ingest(ws, [tau2_dir / "documents"])
     report = build_index(ws, backend="direct")
     assert report.items == len(docs) == 698
@@ -60,7 +69,7 @@ def test_fused_wiki_order_beats_page_order_over_the_extractive_layer(tau2_dir, r
     tasks = json.loads((tau2_dir / "tasks_dev.json").read_text(encoding="utf-8"))
     queries = [t["user_scenario"]["instructions"] for t in tasks]
     relevant = [set(t["required_documents"]) for t in tasks]
-    ws = Workspace.init(request.config.cache.mkdir("skillrag-search-tau2") / "ws")
+    ws = Workspace.init(_cache_dir(request) / "ws")
     ingest(ws, [tau2_dir / "documents"])
     build_wiki(ws, builder="extractive")
     build_index(ws, backend="wiki")  # also brings the direct index up to date (fused order needs it)

@@ -44,8 +44,6 @@ def ws(tmp_path: Path) -> Workspace:
     src = tmp_path / "src" / "kb"
     src.mkdir(parents=True)
     (src / "articles.json").write_text(json.dumps(ARTICLES), encoding="utf-8")
-    other = tmp_path / "src" / "wires"
-    other.mkdir(parents=True)
     ingest(w, [src])
     return w
 

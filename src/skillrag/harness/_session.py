@@ -76,17 +76,27 @@ class Session:
         )
         self.record.tool_ms += ms
 
+    def _call(self, name: str, args: dict[str, Any], fn: Any, *, spent: str | None = None) -> tuple[Any, float]:
+        """``(fn(), t0)`` for tool ``name``; a failure is recorded as a step and re-raised. ``spent`` is
+        the message of an exhausted budget: the call is then refused (recorded) with ``BudgetExceeded``.
+        The caller records the successful step from ``t0`` with its own detail."""
+        t0 = time.perf_counter()
+        if spent is not None:
+            self._step(name, args, t0, ok=False, error=spent)
+            raise BudgetExceeded(spent)
+        try:
+            return fn(), t0
+        except Exception as exc:
+            self._step(name, args, t0, ok=False, error=str(exc))
+            raise
+
     @_serialized
     def load_case(self, case_id: str) -> Case:
         """The case through ``SkillTools.load_case`` (``CaseNotFound`` for another id)."""
         self.check_time()
-        t0 = time.perf_counter()
-        try:
-            case = self.tools.load_case(case_id)
-        except Exception as exc:
-            self._step("load_case", {"case_id": case_id}, t0, ok=False, error=str(exc))
-            raise
-        self._step("load_case", {"case_id": case_id}, t0)
+        args = {"case_id": case_id}
+        case, t0 = self._call("load_case", args, lambda: self.tools.load_case(case_id))
+        self._step("load_case", args, t0)
         return case
 
     @_serialized
@@ -94,17 +104,9 @@ class Session:
         """Hits as dicts (``hit_to_dict``); raises ``BudgetExceeded`` past ``max_queries``."""
         self.check_time()
         args = {"query": query} | ({"k": k} if k is not None else {})
-        if self.queries_left <= 0:
-            t0 = time.perf_counter()
-            msg = f"query budget spent ({self.budgets.max_queries} retrieve calls)"
-            self._step("retrieve", args, t0, ok=False, error=msg)
-            raise BudgetExceeded(msg)
-        t0 = time.perf_counter()
-        try:
-            hits = [hit_to_dict(h) for h in self.tools.retrieve(query, k)]
-        except Exception as exc:
-            self._step("retrieve", args, t0, ok=False, error=str(exc))
-            raise
+        spent = None if self.queries_left > 0 else f"query budget spent ({self.budgets.max_queries} retrieve calls)"
+        hits, t0 = self._call("retrieve", args, lambda: [hit_to_dict(h) for h in self.tools.retrieve(query, k)],
+                          spent=spent)
         self.record.queries.append(query)
         self._step("retrieve", args, t0, detail=f"{len(hits)} hits")
         return hits
@@ -118,17 +120,9 @@ class Session:
             args["section"] = section
         if summary:
             args["summary"] = True
-        if self.fetches_left <= 0:
-            t0 = time.perf_counter()
-            msg = f"fetch budget spent ({self.budgets.max_fetches} get_article calls)"
-            self._step("get_article", args, t0, ok=False, error=msg)
-            raise BudgetExceeded(msg)
-        t0 = time.perf_counter()
-        try:
-            view = self.tools.get_article(article_id, section=section, summary=summary)
-        except Exception as exc:
-            self._step("get_article", args, t0, ok=False, error=str(exc))
-            raise
+        spent = None if self.fetches_left > 0 else f"fetch budget spent ({self.budgets.max_fetches} get_article calls)"
+        view, t0 = self._call("get_article", args,
+                          lambda: self.tools.get_article(article_id, section=section, summary=summary), spent=spent)
         self.record.fetches.append(article_id)
         self._step("get_article", args, t0, detail=f"{len(view.text)} chars")
         return view
