@@ -46,6 +46,7 @@ _BOLD_LINE = re.compile(r"^\s*(?:\*\*|__)?([^*_\n]{2,100}?)(?:\*\*|__)\s*:?\s*$"
 _TABLE_LINE = re.compile(r"^\s*\|")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
 _MARKUP = re.compile(r"\*\*|__")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
 
 # --- tools -------------------------------------------------------------------------------------
 _IDENT = r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+"
@@ -161,7 +162,8 @@ _PARAM_HEADER = re.compile(r"^\s*\|[^|\n]*\b(?:field|parameter|argument|param)s?
                            r"\b(?:required|type|value)", re.IGNORECASE)
 _MARKETING = re.compile(
     r"\b(?:share the love|don't miss|do not miss|limited[- ]time|sign up today|start earning today|join (?:now|today)|"
-    r"act now|what are you waiting for|(?:do )?you love your|tell your friends|spread the word)\b",
+    r"act now|what are you waiting for|(?:do )?you love your|tell your friends|spread the word|"
+    r"we're here to help|we are here to help|don't hesitate to|do not hesitate to)\b",
     re.IGNORECASE,
 )
 _GLOSSARY_HEADING = re.compile(
@@ -308,6 +310,12 @@ def split_passages(
     while i < n:
         ln = lines[i]
         content = ln.content
+        if _FENCE.match(content):  # a fenced code block is an example, never a quotable step
+            i += 1
+            while i < n and not _FENCE.match(lines[i].content):
+                i += 1
+            i += 1
+            continue
         if not content.strip() or _TABLE_RULE.match(content) and not _TABLE_LINE.match(content):
             i += 1
             continue

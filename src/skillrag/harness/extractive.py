@@ -48,7 +48,7 @@ RRF_K = 60
 #: Procedures scoring under this share of the best procedure's score are left out of the briefing.
 PROCEDURE_FLOOR = 0.35
 #: Passages under this relevance (0–1, BM25 against the case focus) share only common words with the case.
-PASSAGE_FLOOR = 0.12
+PASSAGE_FLOOR = 0.2
 import json as _json, os as _os  # noqa: E401  (tuning, removed before commit)
 _W = {"cover": 0.25, "staff": 0.2, "named": 0.2, "other": 0.35, **_json.loads(_os.environ.get("XW", "{}"))}
 #: Words that mark a request to choose between products.
@@ -71,6 +71,9 @@ _PREREQUISITE = re.compile(r"\b(?:must|verify|verified|check|confirm|ensure|befo
                            r"not have|no pending|pending|first|retrieve|look up|identity)\b", re.IGNORECASE)
 _REQUIREMENT_HEADING = re.compile(r"\b(?:requirements?|prerequisites?|before|eligib\w*|verif\w*|checks?)\b",
                                   re.IGNORECASE)
+#: A step that opens a procedure with a check the reader must do first.
+_OPENING_STEP = re.compile(r"(?:step \d+:\s*)?(?:verify|check|confirm|ensure|validate|authenticate|retrieve|look up)\b",
+                           re.IGNORECASE)
 #: An identifier a tool takes as input ("card_id", "order_number").
 _INPUT_ID = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?:id|number|code)\b")
 #: Titles of staff procedures (internal articles, protocols, processing steps): what a specialist acts on.
@@ -122,6 +125,7 @@ class _Read:
     passages: list[Passage] = field(default_factory=list)
     follows: str | None = None  # the prerequisite line of another procedure that led here
     follow_terms: set[str] = field(default_factory=set)
+    parent: str | None = None  # the id of that procedure
 
 
 @dataclass
@@ -263,7 +267,7 @@ class ExtractiveHarness:
         cfg = skill.config
         state = _State(session, self, focus)
         for role, query in first:
-            if role != "names":
+            if role != "names" and not (role == "detail" and _W.get("nodetail")):
                 state.search(role, query, k=self.k)
         state.confirm_entities()
         names = state.entities or [n for n in focus.product_names() if " " in n]
@@ -341,6 +345,11 @@ class ExtractiveHarness:
             score = (0.45 * matched[0] + 0.25 * mean3 + 0.3 * state.fused.get(r.id, 0.0) / best_fused
                      + (0.15 if r.entity else 0.0) + (0.1 if procedure else 0.0))
             groups.append(_Group(r, score))
+        by_id = {g.read.id: g for g in groups}
+        for g in groups:  # a prerequisite ranks with the procedure that needs it
+            parent = by_id.get(g.read.parent or "")
+            if parent is not None:
+                g.score = max(g.score, 0.8 * parent.score)
         groups.sort(key=lambda g: -g.score)
         if not groups:
             return []
@@ -381,7 +390,7 @@ class ExtractiveHarness:
 
         def value(g: _Group, i: int) -> float:
             p = g.read.passages[i]
-            v = rel[(g.read.id, i)] + 0.2 * bool(p.tools) + 0.3 * p.uses_tool + 0.15 * p.is_step + 0.1 * p.is_rule
+            v = rel[(g.read.id, i)] + 0.2 * bool(p.tools) + 0.6 * p.uses_tool + 0.15 * p.is_step + 0.1 * p.is_rule
             return (v - 0.3 * p.glossary) * (0.5 + 0.5 * g.score / groups[0].score)
 
         total = 0
@@ -678,11 +687,11 @@ class _State:
         for n in range(self.h.follow_ups + (1 if "names" not in self.hits else 0)):
             if self.session.queries_left <= 0 or self.fetches_left() <= 0:
                 return
-            found = self._inputs() if n == 0 else None
+            found = self._inputs() if n == 0 else self._prerequisite(opening=True) if n == 1 else None
             found = found or self._prerequisite(opening=False)
             if not found:
                 continue
-            line, new = found
+            line, new, parent = found
             query = " ".join(_display(line).split()[:30])
             hits = self.search("follow-up", query, self.h.k, weight=0.5)
             # what the follow-up adds: hits whose titles carry the line's new terms, best rank first
@@ -690,14 +699,14 @@ class _State:
                 -len(set(content_terms(hits[i].get("title", ""), self.h.analyzer)) & new), i))
             taken = 0
             for i in order:
-                if taken >= 2 or self.fetches_left() <= 0:
+                if taken >= _W.get("fu", 2) or self.fetches_left() <= 0:
                     break
                 aid = hits[i]["article_id"]
                 if taken and not set(content_terms(hits[i].get("title", ""), self.h.analyzer)) & new:
                     break
                 r = self.read(aid, "follow-up", self._entity_of(aid))
                 if r is not None:
-                    r.follows = line
+                    r.follows, r.parent = line, parent
                     r.follow_terms = set(content_terms(line, self.h.analyzer))
                     taken += 1
 
@@ -709,12 +718,13 @@ class _State:
                  and (uses_tool(r.body) or _STAFF.search(r.title))]
         return sorted(procs, key=lambda r: order.get(r.id, 10_000))
 
-    def _inputs(self) -> tuple[str, set[str]] | None:
+    def _inputs(self) -> tuple[str, set[str], str] | None:
         """The identifiers the best procedures' tools take (``card_id``, ``account_id``) that the case
         does not give: the follow-up finds the procedure that looks them up."""
         case_text = (self.focus.want + " " + self.focus.detail).lower()
         counts: dict[str, int] = defaultdict(int)
-        for r in self._procedures()[:3]:
+        procs = self._procedures()[:3]
+        for r in procs:
             for m in _INPUT_ID.finditer(r.body):
                 if m.group(0) not in case_text:
                     counts[m.group(0)] += 1
@@ -723,9 +733,9 @@ class _State:
         if not ids:
             return None
         words = {w for i in ids for w in i.split("_")[:-1] if w not in STOP_WORDS}
-        return " ".join(ids), set(content_terms(" ".join(words), self.h.analyzer))
+        return " ".join(ids), set(content_terms(" ".join(words), self.h.analyzer)), procs[0].id
 
-    def _prerequisite(self, *, opening: bool) -> tuple[str, set[str]] | None:
+    def _prerequisite(self, *, opening: bool) -> tuple[str, set[str], str] | None:
         """A prerequisite line of the best procedures read with terms no title read (and no follow-up
         asked) covers, and those new terms: with ``opening`` the first such step or requirement of the
         best procedure, else the one with most new terms in the best two."""
@@ -736,8 +746,8 @@ class _State:
         for role, q in self.queries:
             if role == "follow-up":
                 covered |= set(content_terms(q, self.h.analyzer))
-        best: tuple[str, set[str]] | None = None
-        for r in self._procedures()[: 1 if opening else 2]:
+        best: tuple[str, set[str], str] | None = None
+        for r in self._procedures()[: 2]:
             for p in split_passages(r.id, r.body):
                 if p.noise or " ".join(_display(p.text).split()[:30]) in asked or not _PREREQUISITE.search(p.text):
                     continue
@@ -745,10 +755,12 @@ class _State:
                 if not (p.is_step or _REQUIREMENT_HEADING.search(p.heading)):
                     continue
                 new = set(content_terms(p.text, self.h.analyzer)) - covered
-                if opening and new:
-                    return p.text, new
+                if opening:  # the first prerequisite the procedure has the reader do ("Verify customer identity")
+                    if new and _OPENING_STEP.match(_display(p.text)):
+                        return p.text, new, r.id
+                    continue
                 if len(new) >= 2 and (best is None or len(new) > len(best[1])):
-                    best = (p.text, new)
+                    best = (p.text, new, r.id)
         return best
 
     def fill(self) -> None:
@@ -757,7 +769,7 @@ class _State:
                 if self.fetches_left() <= 0:
                     return
                 if not self._family_full(aid, cap):
-                    self.read(aid, "search", self._entity_of(aid))
+                    self.read(aid, "fill" if _W.get("tagfill") else "search", self._entity_of(aid))
 
 
 class _NavLayer:
