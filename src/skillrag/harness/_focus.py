@@ -21,7 +21,7 @@ from bm25s.stopwords import STOPWORDS_EN_PLUS
 from skillrag.search.tokenize import Analyzer
 from skillrag.skill import Case
 
-__all__ = ["CaseFocus", "case_focus", "content_terms", "STOP_WORDS"]
+__all__ = ["STOP_WORDS", "CaseFocus", "case_focus", "content_terms"]
 
 #: English stop words: never a query term of a briefing's own, never a "matched term".
 STOP_WORDS = frozenset(STOPWORDS_EN_PLUS) | frozenset(
@@ -67,7 +67,7 @@ def _sentences(text: str) -> list[str]:
         return []
     try:
         return [s.strip() for s in _segmenter().segment(flat) if s.strip()]
-    except Exception:  # pysbd raises on a few odd inputs
+    except (ValueError, IndexError, TypeError, AttributeError):  # pysbd fails on a few odd inputs
         return [flat]
 
 
@@ -107,14 +107,15 @@ class CaseFocus:
     common_words: frozenset[str] = frozenset()  # stems of the words the case writes in lower case
 
     def product_names(self) -> list[str]:
-        """The names that look like products, accounts or tools: their last word is a common noun the
-        case also writes in lower case ("Green Account" when the case says "account"; not "Mei-Lin
-        Chen" or "Sunset Boulevard"), or a single word with inner capitals ("EcoCard")."""
+        """The names that look like products, accounts or tools: three words or more, or a last word
+        that is a common noun the case also writes in lower case ("Green Account" when the case says
+        "account"; not "Mei-Lin Chen" or "Sunset Boulevard"), or a single word with inner capitals or a
+        hyphen ("EcoCard")."""
         out = []
         stemmer = Analyzer(None, "english")
         for n in self.names:
             last = stemmer.terms(n.split()[-1].lower().strip("+"))
-            if len(n.split()) == 1 or (last and last[-1] in self.common_words):
+            if len(n.split()) == 1 or len(n.split()) >= 3 or (last and last[-1] in self.common_words):
                 out.append(n)
         # a fragment of a longer name that starts the same way adds nothing ("Light Blue", "Light Blue Account")
         return [n for n in out if not any(o != n and o.lower().startswith(n.lower() + " ") for o in out)]

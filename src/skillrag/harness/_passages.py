@@ -227,7 +227,7 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     try:
         segs = _segmenter().segment(text)
         ok = all(text[s.start : s.end] == s.sent for s in segs)
-    except Exception:  # pysbd raises on a few odd inputs; fall back to a plain boundary rule
+    except (ValueError, IndexError, TypeError, AttributeError):  # pysbd fails on a few odd inputs
         segs, ok = [], False
     if ok and segs:
         raw = [(s.start, s.end) for s in segs]

@@ -39,7 +39,7 @@ from skillrag.harness._focus import STOP_WORDS, CaseFocus, case_focus, content_t
 from skillrag.harness._passages import Passage, RuleInfo, rule_of, split_passages, tool_names, uses_tool
 from skillrag.harness._session import Session
 from skillrag.search.tokenize import Analyzer
-from skillrag.skill import Case, SavedOutput, Skill
+from skillrag.skill import Case, SavedOutput, Skill, hit_to_dict
 
 __all__ = ["ExtractiveHarness", "Passage", "RuleInfo", "case_focus", "plan_queries", "rule_of",
            "split_passages", "tool_names"]
@@ -49,8 +49,6 @@ RRF_K = 60
 PROCEDURE_FLOOR = 0.35
 #: Passages under this relevance (0–1, BM25 against the case focus) share only common words with the case.
 PASSAGE_FLOOR = 0.2
-import json as _json, os as _os  # noqa: E401  (tuning, removed before commit)
-_W = {"cover": 0.25, "staff": 0.2, "named": 0.2, "other": 0.35, **_json.loads(_os.environ.get("XW", "{}"))}
 #: Words that mark a request to choose between products.
 _CHOOSE = re.compile(
     r"\b(?:best|highest|lowest|most|least|cheapest|compare|comparison|which (?:one|card|account|plan|product)|"
@@ -143,8 +141,7 @@ def _norm_title(text: str) -> str:
 
 def _starts_with(title: str, name: str) -> bool:
     t, n = _norm_title(title), _norm_title(name)
-    if t.startswith("the "):
-        t = t[4:]
+    t = t.removeprefix("the ")
     return bool(n) and (t == n or t.startswith(n + " "))
 
 
@@ -183,6 +180,11 @@ def _word_before(title: str, first: str) -> str:
         if w.lower() == first and i > 0:
             return words[i - 1]
     return ""
+
+
+def _id_family(aid: str) -> str:
+    """An article id without its trailing number ("doc_gold_card_003" → "doc_gold_card")."""
+    return re.sub(r"[_\-.]?\d+$", "", aid.split("#", 1)[0])
 
 
 def _family(title: str) -> str | None:
@@ -267,7 +269,7 @@ class ExtractiveHarness:
         cfg = skill.config
         state = _State(session, self, focus)
         for role, query in first:
-            if role != "names" and not (role == "detail" and _W.get("nodetail")):
+            if role != "names":
                 state.search(role, query, k=self.k)
         state.confirm_entities()
         names = state.entities or [n for n in focus.product_names() if " " in n]
@@ -305,10 +307,11 @@ class ExtractiveHarness:
         if not flat:
             return []
         focus = state.focus
-        docs = [content_terms(r.passages[i].heading + " " + r.passages[i].text, self.analyzer,
-                              exclude=state.entity_words) for r, i in flat]
+        docs = [content_terms(r.passages[i].heading + " " + r.passages[i].text, self.analyzer) for r, i in flat]
         query = content_terms(focus.want, self.analyzer, exclude=focus.name_words) * 2
         query += content_terms(focus.detail, self.analyzer, exclude=focus.name_words)
+        # names count once: a tier or product the case names ("Plus", "Gold Rewards Card") decides rules
+        query += sorted({t for w in focus.name_words for t in content_terms(w, self.analyzer)})
         query += [t for e in state.entities for t in content_terms(e, self.analyzer)]
         index = None
         if any(docs):
@@ -342,8 +345,10 @@ class ExtractiveHarness:
             matched = sorted((rel[(r.id, i)] for i in idx), reverse=True)
             mean3 = sum(matched[:3]) / min(3, len(matched))
             procedure = any(r.passages[i].is_step or r.passages[i].tools for i in idx)
-            score = (0.45 * matched[0] + 0.25 * mean3 + 0.3 * state.fused.get(r.id, 0.0) / best_fused
-                     + (0.15 if r.entity else 0.0) + (0.1 if procedure else 0.0))
+            tt = set(content_terms(r.title, self.analyzer))
+            title_cover = len(tt & focus.terms) / len(tt) if tt else 0.0
+            score = (0.35 * matched[0] + 0.2 * mean3 + 0.25 * state.fused.get(r.id, 0.0) / best_fused
+                     + 0.25 * title_cover + (0.15 if r.entity else 0.0) + (0.1 if procedure else 0.0))
             groups.append(_Group(r, score))
         by_id = {g.read.id: g for g in groups}
         for g in groups:  # a prerequisite ranks with the procedure that needs it
@@ -381,16 +386,23 @@ class ExtractiveHarness:
             p = g.read.passages[i]
             if p.noise is not None:
                 return False
-            if rel[(g.read.id, i)] >= PASSAGE_FLOOR or p.uses_tool:
+            if rel[(g.read.id, i)] >= PASSAGE_FLOOR or p.uses_tool or (p.is_rule and names_case(p)):
                 return True  # a tool a kept procedure uses is one of its decisive lines
             if not (p.is_step or p.tools or p.is_rule):
                 return False
             same = [j for j, q in enumerate(g.read.passages) if q.heading == p.heading and q.noise is None]
             return any(rel[(g.read.id, j)] >= 2 * PASSAGE_FLOOR for j in same)
 
+        named = {w for w in focus.name_words if len(w) > 2} | {e.lower() for e in state.entities}
+
+        def names_case(p: Passage) -> bool:
+            low = p.text.lower()
+            return any(re.search(rf"\b{re.escape(w)}\b", low) for w in named)
+
         def value(g: _Group, i: int) -> float:
             p = g.read.passages[i]
             v = rel[(g.read.id, i)] + 0.2 * bool(p.tools) + 0.6 * p.uses_tool + 0.15 * p.is_step + 0.1 * p.is_rule
+            v += 0.3 * (p.is_rule and names_case(p))  # a rule about the tier or product the case names decides it
             return (v - 0.3 * p.glossary) * (0.5 + 0.5 * g.score / groups[0].score)
 
         total = 0
@@ -533,7 +545,13 @@ class _State:
     def search(self, role: str, query: str, k: int, weight: float = 1.0) -> list[dict[str, Any]]:
         if self.session.queries_left <= 0:
             return []
-        hits = self.session.retrieve(query, k)
+        ranked = getattr(self.session, "search", None)
+        if callable(ranked):  # the retrieve tool with navigation pages (wiki backend)
+            result = ranked(query, k)
+            hits = [hit_to_dict(h) for h in result]
+            self.pages.add_hits(getattr(result, "pages", []) or [])
+        else:
+            hits = self.session.retrieve(query, k)
         self.queries.append((role, query))
         self.hits[role] = hits
         for rank, hit in enumerate(hits, 1):
@@ -617,12 +635,12 @@ class _State:
             title = self.titles.get(aid, "")
             tt = set(content_terms(title, self.h.analyzer))
             cover = len(tt & self.focus.terms) / len(tt) if tt else 0.0
-            v = f / top + _W["cover"] * cover + _W["staff"] * bool(_STAFF.search(title))
+            v = f / top + 0.25 * cover + 0.2 * bool(_STAFF.search(title))
             kind = self._product_kind(title)
             if kind == "named":
-                v += _W["named"]
+                v += 0.2
             elif kind == "other":
-                v -= _W["other"]
+                v -= 0.35
             score[aid] = v
         return sorted(score, key=lambda a: (-score[a], a))
 
@@ -659,9 +677,16 @@ class _State:
             aid = self._overview(name)
             if aid:
                 self.read(aid, "entity", name)
-        if self.comparing:
-            for aid in self.pages.aspect_articles(self.focus.want, self.h.analyzer)[:4]:
-                self.read(aid, "aspect", self._entity_of(aid))
+        if self.comparing:  # one article per sibling product from the aspect page the want matches
+            seen_families: set[str] = {_id_family(r.id) for r in self.reads}
+            taken = 0
+            for aid in self.pages.aspect_articles(self.focus.want, self.h.analyzer):
+                fam = _id_family(aid)
+                if taken >= 4 or fam in seen_families:
+                    continue
+                seen_families.add(fam)
+                if self.read(aid, "aspect", self._entity_of(aid)):
+                    taken += 1
 
     def _family_full(self, aid: str, cap: int = 2) -> bool:
         """True when ``cap`` articles of the same family (the title's "Entity:" prefix) were read already."""
@@ -699,7 +724,7 @@ class _State:
                 -len(set(content_terms(hits[i].get("title", ""), self.h.analyzer)) & new), i))
             taken = 0
             for i in order:
-                if taken >= _W.get("fu", 2) or self.fetches_left() <= 0:
+                if taken >= 1 or self.fetches_left() <= 0:
                     break
                 aid = hits[i]["article_id"]
                 if taken and not set(content_terms(hits[i].get("title", ""), self.h.analyzer)) & new:
@@ -769,7 +794,7 @@ class _State:
                 if self.fetches_left() <= 0:
                     return
                 if not self._family_full(aid, cap):
-                    self.read(aid, "fill" if _W.get("tagfill") else "search", self._entity_of(aid))
+                    self.read(aid, "search", self._entity_of(aid))
 
 
 class _NavLayer:
@@ -781,6 +806,20 @@ class _NavLayer:
     def __init__(self, pages: list[Any]) -> None:
         self.entities = [p for p in pages if getattr(p, "kind", "topic") == "entity"]
         self.aspects = [p for p in pages if getattr(p, "kind", "topic") == "aspect"]
+        self._known = {getattr(p, "id", None) or getattr(p, "page_id", None) for p in pages}
+
+    def add_hits(self, pages: list[Any]) -> None:
+        """Take in the navigation pages a ``retrieve`` call ranked (``PageHit``: page_id, kind, title,
+        intent, articles)."""
+        for p in pages:
+            pid = getattr(p, "page_id", None) or getattr(p, "id", None)
+            if pid in self._known:
+                continue
+            self._known.add(pid)
+            if getattr(p, "kind", "topic") == "entity":
+                self.entities.append(p)
+            elif getattr(p, "kind", "topic") == "aspect":
+                self.aspects.append(p)
 
     @classmethod
     def load(cls, session: Session) -> _NavLayer:
@@ -800,11 +839,11 @@ class _NavLayer:
     @staticmethod
     def _sources(page: Any) -> list[tuple[str, str]]:
         out = []
-        for s in getattr(page, "sources", []) or []:
+        for s in list(getattr(page, "sources", None) or getattr(page, "articles", None) or []):
             aid = getattr(s, "id", None) or getattr(s, "article_id", None)
             if aid:
                 out.append((aid, getattr(s, "title", "") or aid))
-        if not out:
+        if not out and callable(getattr(page, "article_ids", None)):
             out = [(a, a) for a in page.article_ids()]
         return out
 
