@@ -300,8 +300,9 @@ class ExtractiveHarness:
         (``Passage.noise``) never counts. A procedure's score mixes its best and three best passages, its
         retrieval rank and whether it names a confirmed product or carries steps or tools; procedures
         under ``PROCEDURE_FLOOR`` × the best one's score are left out. Every procedure kept first gets its
-        best tool line and its best passage; the snippet budget then goes by value (relevance plus weight
-        for tools, steps and rules), at most ``per_procedure`` per procedure (two more for the first).
+        most valuable passage; the snippet budget then goes by value (relevance plus weight for a tool the
+        line tells the reader to use, steps, rules, and rules about a tier or product the case names), at
+        most ``per_procedure`` per procedure (two more for the first).
         """
         flat: list[tuple[_Read, int]] = [(r, i) for r in state.reads for i in range(len(r.passages))]
         if not flat:
@@ -408,18 +409,15 @@ class ExtractiveHarness:
         total = 0
         cands = sorted((-value(g, i), gi, i) for gi, g in enumerate(groups) for i in range(len(g.read.passages))
                        if relevant(g, i))
-        # every procedure kept: first its best tool line, then its best passage
-        for want_tool in (True, False):
-            for gi, g in enumerate(groups):
-                for _, cgi, i in cands:
-                    if total >= limit:
-                        break
-                    if cgi != gi or (want_tool and not g.read.passages[i].uses_tool):
-                        continue
-                    if want_tool or not g.chosen:
-                        if take(g, i):
-                            total += 1
-                        break
+        # every procedure kept first gets its most valuable passage (a tool line wins ties), then the rest by value
+        for gi, g in enumerate(groups):
+            for _, cgi, i in cands:
+                if total >= limit:
+                    break
+                if cgi == gi:
+                    if take(g, i):
+                        total += 1
+                    break
         for _, gi, i in cands:
             if total >= limit:
                 break
