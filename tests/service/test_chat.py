@@ -54,8 +54,8 @@ def test_web_fallback_reads_only_allowlisted_final_urls(web):
     assert first(ev, "retrieval")["hits"] == []  # nothing in the cards sources: fallback fires
     w = first(ev, "web")
     assert w["status"] == "searched"
-    assert w["queries"] == ["what is on my mortgage escrow statement? site:example.com"]
-    assert provider.queries == [("what is on my mortgage escrow statement?", "example.com")]
+    assert w["queries"] == ["what is on my mortgage escrow statement site:example.com"]  # plain words only
+    assert provider.queries == [("what is on my mortgage escrow statement", "example.com")]
     assert [k["url"] for k in w["kept"]] == ["http://example.com/escrow"]
     assert w["kept"][0]["requested_url"] == "http://example.com/escrow-old"
     dropped = {d["url"]: d["stage"] for d in w["dropped"]}
@@ -119,7 +119,6 @@ def test_model_chat_uses_skill_manual_and_verifies_quotes(make_app, threads):
         _answer("Freeze the card first, then order a replacement.", [
             {"source": "card_lost", "snippet": "freeze the card in the app first"},
             {"source": "card_lost", "snippet": "call the police immediately"},    # not in the article
-            {"source": "loan_early", "snippet": "can be repaid early without penalty"},  # real, other skill
             {"source": "no_such_article", "snippet": "anything"},
         ]),
     ])
@@ -129,9 +128,9 @@ def test_model_chat_uses_skill_manual_and_verifies_quotes(make_app, threads):
     assert done["status"] == "ok" and done["mode"] == "model" and done["skill"] == "cards"
     assert [(x["source"], x["snippet"]) for x in done["citations"]] == [
         ("card_lost", "freeze the card in the app first"),
-        ("loan_early", "can be repaid early without penalty"),
     ]
-    assert {r["source"] for r in done["rejected"]} == {"card_lost", "no_such_article"}
+    assert {(r["source"], r["reason"]) for r in done["rejected"]} == {
+        ("card_lost", "not a verbatim quote"), ("no_such_article", "not read in this turn")}
     assert "".join(d["delta"] for n, d in ev if n == "text") == "Freeze the card first, then order a replacement."
     assert [d["tool"] for n, d in ev if n == "tool_call"] == ["read_article"]
     assert first(ev, "retrieval")["source_tags"] == ["cards"]
@@ -140,12 +139,40 @@ def test_model_chat_uses_skill_manual_and_verifies_quotes(make_app, threads):
     assert threads.history("m1::cards")[0].answer.startswith("Freeze the card first")
 
 
+# regression (issue 15, item 2): read_article ignored the skill's allowed_sources, and a quote from an
+# article of another skill's sources - never read in this turn - was accepted as a citation
+def test_model_chat_cannot_read_or_cite_outside_the_skills_sources(make_app):
+    model = ScriptedModel([
+        call("read_article", article_id="loan_early"),   # a loans article, asked for under /cards
+        call("read_article", article_id="card_fees"),
+        _answer("Premium accounts pay no fee; loans can be repaid early.", [
+            {"source": "card_fees", "snippet": "Premium accounts pay no fee."},
+            {"source": "loan_early", "snippet": "can be repaid early without penalty"},  # real text, out of scope
+            {"source": "card_lost", "snippet": "freeze the card in the app first"},      # in scope, never read
+        ]),
+    ])
+    with serve_app(make_app(model=model)) as url, httpx.Client(base_url=url) as c:
+        ev = events_of(c.post("/chat", json={"question": "/cards card fee?", "thread_id": "m1x"}))
+    reads = [d for n, d in ev if n == "tool_call" and d["tool"] == "read_article"]
+    assert [(d["args"]["article_id"], d["ok"]) for d in reads] == [("loan_early", False), ("card_fees", True)]
+    assert "outside this skill's allowed sources" in reads[0]["error"]
+    # what the model got back for the refused read: an error line, not the article body
+    tool_returns = [p for m in model.requests[1] for p in getattr(m, "parts", []) if p.part_kind == "tool-return"]
+    assert tool_returns and "without penalty" not in str(tool_returns[-1].content)
+    assert "outside this skill's allowed sources" in str(tool_returns[-1].content)
+    done = first(ev, "done")
+    assert [x["source"] for x in done["citations"]] == ["card_fees"]
+    assert {(r["source"], r["reason"]) for r in done["rejected"]} == {
+        ("loan_early", "not read in this turn"), ("card_lost", "not read in this turn")}
+
+
 def test_model_chat_condenses_with_the_rewrite_prompt(make_app, threads):
     threads.append("m2::cards", question="how do I freeze a lost card?", condensed="x", answer="Freeze it.",
                    skill="cards", citations=[])
     threads.append("m2", question="loan rates?", condensed="x", answer="Fixed.", skill=None, citations=[])
     model = ScriptedModel([
         "How long does a replacement for a lost card take?",
+        call("read_article", article_id="card_lost"),
         _answer("About five business days.", [{"source": "card_lost", "snippet": "within five business days"}]),
     ])
     with serve_app(make_app(model=model)) as url, httpx.Client(base_url=url) as c:

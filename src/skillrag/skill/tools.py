@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from skillrag import __version__
-from skillrag.corpus import Article, ArticleStore, check_id, summarize
+from skillrag.corpus import Article, ArticleStore, ScopedArticles, SourceScope, check_id, summarize
 from skillrag.errors import ArticleNotFound, CaseNotFound, ContractViolation, EmptyInputError
 from skillrag.skill.cases import Case, CaseFile
 from skillrag.skill.contract import locate, validate_output, verify_audit
@@ -144,6 +144,14 @@ class SkillTools:
         return self._store
 
     @property
+    def articles(self) -> ScopedArticles:
+        """The articles this skill may search, read and cite (``corpus.ScopedArticles``): its
+        ``allowed_sources`` of the shared corpus plus its own reference notes."""
+        allowed = self.skill.config.allowed_sources
+        scope = SourceScope(skill=self.skill.name, allowed_sources=tuple(allowed) if allowed is not None else None)
+        return self.store.scoped(scope)
+
+    @property
     def cases(self) -> CaseFile:
         if self._cases is None:
             rel = self.skill.config.cases
@@ -180,10 +188,6 @@ class SkillTools:
             with self.log_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps({"skill": self.skill.name, **call.to_dict()}, ensure_ascii=False) + "\n")
 
-    def _allowed(self, art: Article) -> bool:
-        allowed = self.skill.config.allowed_sources
-        return allowed is None or art.source_tag in allowed
-
     # -- the four tools ---------------------------------------------------------------------
     def load_case(self, case_id: str) -> Case:
         """The agent-facing case (no ground truth). Raises ``CaseNotFound``."""
@@ -191,19 +195,14 @@ class SkillTools:
 
     def retrieve(self, query: str, k: int | None = None) -> list[Any]:
         """Ranked hits (``skillrag.search.Hit``: article_id, score, title, preview, page_ids) for
-        ``query``; ``k`` defaults to the skill's ``k``. Restricted to ``allowed_sources`` when set.
+        ``query``; ``k`` defaults to the skill's ``k``. Restricted to the skill's scope (``articles``).
         Raises ``EmptyInputError`` for an empty query, ``IndexStateError`` when there is no index."""
         kk = k if k is not None else self.skill.config.k
 
         def run() -> list[Any]:
             if not query or not query.strip():
                 raise EmptyInputError("empty query")
-            filters = None
-            if self.skill.config.allowed_sources is not None:
-                from skillrag.search import SearchFilters
-
-                filters = SearchFilters(source_tags=list(self.skill.config.allowed_sources), path_prefixes=None)
-            return list(self.retriever.search(query, k=kk, filters=filters))
+            return self.articles.search(self.retriever, query, kk)
 
         return self._timed("retrieve", {"query": query, "k": kk}, run)
 
@@ -213,9 +212,7 @@ class SkillTools:
         skill's allowed sources or a section the article lacks)."""
 
         def run() -> ArticleView:
-            art = self.store.get(article_id)
-            if not self._allowed(art):
-                raise ArticleNotFound(f"article {article_id!r} is outside this skill's allowed sources")
+            art = self.articles.get(article_id)
             if section is not None:
                 try:
                     text, part = art.section(section), f"section:{section}"
@@ -260,15 +257,18 @@ class SkillTools:
             consulted = output.get("articles_consulted")
             if isinstance(consulted, list):
                 ids.update(a for a in consulted if isinstance(a, str))
-        arts = self.store.get_many(ids) if ids else {}
+        inside, outside = self.articles.resolve(ids) if ids else ({}, {})
+        arts = {**inside, **outside}  # the contract checks every cited body; the reasons below reject `outside`
         reasons = validate_output(output, {a: art.body for a, art in arts.items()}, self.skill.config.limits())
         if isinstance(output, dict):
             for i, s in enumerate(output.get("snippets") or []):
-                if isinstance(s, dict) and s.get("source_article") in arts and not self._allowed(
-                    arts[s["source_article"]]
-                ):
+                if isinstance(s, dict) and s.get("source_article") in outside:
                     reasons.append(f"snippets[{i}].source_article: {s['source_article']!r} is outside "
                                    "this skill's allowed sources")
+            consulted = output.get("articles_consulted")
+            for a in consulted if isinstance(consulted, list) else []:
+                if a in outside:
+                    reasons.append(f"articles_consulted: {a!r} is outside this skill's allowed sources")
         return reasons, arts
 
     def save_output(self, output: dict[str, Any], path: Path | None = None) -> SavedOutput:
