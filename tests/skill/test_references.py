@@ -106,3 +106,20 @@ def test_cli_skill_ingest(ws, capsys):
     assert report["skill"] == "research" and report["counts"]["unchanged"] == 1
     assert main(["skill", "ingest", "retire", "-w", str(ws.root)]) == 2
     assert capsys.readouterr().err.strip().startswith("error: skill 'retire' has no references/ folder")
+
+
+def test_ask_uses_the_skills_scope_too(ws):
+    """`skillrag ask` under a skill reads through the same scope: the note answers for its owner only."""
+    from skillrag.evidence import ask
+
+    folder = ws.skills_dir / "research" / "references"
+    (folder / "gold.md").write_text(
+        "---\nurl: https://zephyr.example/gold\n---\n# Zephyr Bank Gold Rewards Card\n\n"
+        "The Zephyr Bank Gold Rewards Card has an annual fee of $95.\n", encoding="utf-8")
+    ingest_references(ws, SkillRegistry(ws).get("research"))
+    build_index(ws)
+    question = "What is the annual fee of Zephyr Bank's Gold Rewards Card?"
+    own = ask(ws, question, skill="research")
+    assert own.sufficient and {u.article_id for u in own.evidence} == {"research:gold"}
+    other = ask(ws, question, skill="retire")
+    assert not other.sufficient and not other.evidence

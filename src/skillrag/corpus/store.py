@@ -21,7 +21,7 @@ from skillrag.corpus.model import Article, Section, check_id
 from skillrag.errors import ArticleNotFound
 from skillrag.workspace import Workspace
 
-__all__ = ["SCHEMA", "ArticleStore", "ScopedArticles", "SourceScope", "reference_tag"]
+__all__ = ["SCHEMA", "ArticleStore", "ScopedArticles", "ScopedRetriever", "SourceScope", "reference_tag"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS articles (
@@ -143,6 +143,11 @@ class SourceScope(BaseModel):
         None, description="Shared-corpus source tags in scope; None = all of them."
     )
 
+    @classmethod
+    def of(cls, skill: str | None, allowed_sources: Iterable[str] | None) -> SourceScope:
+        """The scope of skill ``skill`` (None = no skill) whose settings allow ``allowed_sources``."""
+        return cls(skill=skill or None, allowed_sources=tuple(allowed_sources) if allowed_sources is not None else None)
+
     def allows(self, article: Any) -> bool:
         """True when ``article`` (anything with ``source_tag`` and an optional ``skill``) is in scope.
 
@@ -177,6 +182,10 @@ class ScopedArticles:
     def get_many(self, ids: Iterable[str]) -> dict[str, Article]:
         """``id -> Article`` for the active, in-scope ids among ``ids`` (others left out)."""
         return self.resolve(ids)[0]
+
+    def list(self) -> list[Article]:
+        """Every active in-scope article, sorted by id."""
+        return [a for a in self.store.list() if self.scope.allows(a)]
 
     def resolve(self, ids: Iterable[str]) -> tuple[dict[str, Article], dict[str, Article]]:
         """``(in scope, outside the scope)``, each ``id -> Article``, for the active ids among ``ids``
@@ -215,20 +224,35 @@ class ScopedArticles:
         hits outside the scope are dropped. A scope that allows no stored tag returns ``[]``.
         """
         tags = self.source_tags()
-        if tags is not None:
-            from skillrag.search import SearchFilters  # lazy: the search package builds on this one
+        if tags is None:  # every stored article is in scope
+            return list(retriever.search(query, k=k, filters=filters))
+        from skillrag.search import SearchFilters  # lazy: the search package builds on this one
 
-            if not tags:
+        if not tags:
+            return []
+        if filters is None:
+            filters = SearchFilters(source_tags=tags, path_prefixes=None)
+        else:
+            narrowed = [t for t in (filters.source_tags or tags) if t in tags]
+            if not narrowed:
                 return []
-            if filters is None:
-                filters = SearchFilters(source_tags=tags, path_prefixes=None)
-            else:
-                have = filters.source_tags
-                narrowed = [t for t in (have or tags) if t in tags]
-                if not narrowed:
-                    return []
-                filters = filters.model_copy(update={"source_tags": narrowed})
+            filters = filters.model_copy(update={"source_tags": narrowed})
         return self.keep(retriever.search(query, k=k, filters=filters))
+
+    def retriever(self, retriever: Any) -> ScopedRetriever:
+        """``retriever`` seen through this scope: the same ``search(query, k, filters)``, in-scope hits only."""
+        return ScopedRetriever(self, retriever)
+
+
+class ScopedRetriever:
+    """A retriever restricted to a scope (``ScopedArticles.retriever``), for code that takes a retriever."""
+
+    def __init__(self, articles: ScopedArticles, retriever: Any) -> None:
+        self.articles = articles
+        self.inner = retriever
+
+    def search(self, query: str, k: int = 10, filters: Any = None) -> list[Any]:
+        return self.articles.search(self.inner, query, k, filters)
 
 
 class _TagRow:

@@ -395,12 +395,11 @@ class ChatEngine:
         status = "ok"
         limit = self.settings.turn_deadline_s
         try:
-            with anyio.fail_after(limit):
-                seq: int | None = await self._turn(turn)
-        except TimeoutError:
-            status, seq = "budget_exceeded", None
-            await turn.emit("error", {"kind": "BudgetExceeded",
-                                      "message": f"turn deadline reached ({limit:g} s, service.turn_deadline_s)"})
+            with anyio.move_on_after(limit) as deadline:
+                await self._turn(turn)
+            if deadline.cancelled_caught:
+                raise BudgetExceeded(f"turn deadline reached ({limit:g} s, service.turn_deadline_s)")
+            seq: int | None = await self._store(turn)  # outside the deadline: stored means reported stored
         except (BudgetExceeded, ControlFlowError) as exc:
             status, seq = "budget_exceeded", None
             await turn.emit("error", {"kind": type(exc).__name__, "message": str(exc)})
@@ -427,8 +426,8 @@ class ChatEngine:
         })
         await turn.queue.put(None)
 
-    async def _turn(self, turn: _Turn) -> int:
-        """The turn's work; returns the stored turn number."""
+    async def _turn(self, turn: _Turn) -> None:
+        """The turn's work up to the answer (under the turn deadline); storing it comes after."""
         p = turn.prepared
         history = await anyio.to_thread.run_sync(self.threads.history, p.key, self.settings.history_turns)
         turn.condensed = await self._condense(turn, history)
@@ -444,6 +443,9 @@ class ChatEngine:
             await self._extractive(turn)
         else:
             await self._with_model(turn)
+
+    async def _store(self, turn: _Turn) -> int:
+        p = turn.prepared
         answer = "".join(turn.texts)
         stored = await anyio.to_thread.run_sync(lambda: self.threads.append(
             p.key, question=p.question, condensed=turn.condensed, answer=answer,

@@ -68,8 +68,7 @@ class SkillView(BaseModel):
     def scope(self) -> SourceScope:
         """The articles a chat under this view may search, read and cite (``corpus.SourceScope``): its
         ``allowed_sources`` and, for a named skill, its own reference notes."""
-        allowed = self.policy.allowed_sources
-        return SourceScope(skill=self.name or None, allowed_sources=tuple(allowed) if allowed is not None else None)
+        return SourceScope.of(self.name, self.policy.allowed_sources)
 
 
 @runtime_checkable

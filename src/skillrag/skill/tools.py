@@ -147,9 +147,7 @@ class SkillTools:
     def articles(self) -> ScopedArticles:
         """The articles this skill may search, read and cite (``corpus.ScopedArticles``): its
         ``allowed_sources`` of the shared corpus plus its own reference notes."""
-        allowed = self.skill.config.allowed_sources
-        scope = SourceScope(skill=self.skill.name, allowed_sources=tuple(allowed) if allowed is not None else None)
-        return self.store.scoped(scope)
+        return self.store.scoped(SourceScope.of(self.skill.name, self.skill.config.allowed_sources))
 
     @property
     def cases(self) -> CaseFile:
