@@ -36,7 +36,7 @@ def batch_ws(ws: Workspace, cases_path: Path) -> Workspace:
     return ws
 
 
-def _start(ws: Workspace, log: Path, *args: str, slow: float = 1.5) -> tuple[subprocess.Popen, Path]:
+def _start(ws: Workspace, log: Path, *args: str, slow: float = 3.0) -> tuple[subprocess.Popen, Path]:
     err = log.with_suffix(f".{time.monotonic_ns()}.err")
     env = {**os.environ, "SLOW_LOG": str(log), "SLOW_CASE_S": str(slow)}
     proc = subprocess.Popen(
@@ -116,13 +116,14 @@ def test_second_ctrl_c_abandons_running_cases_and_exits_at_once(batch_ws, tmp_pa
 
 def test_two_batches_on_one_workspace_never_run_a_case_twice(batch_ws, tmp_path):
     log = tmp_path / "log"
-    first, err1 = _start(batch_ws, log, "-j", "2", slow=0.3)
+    first, err1 = _start(batch_ws, log, "-j", "2", slow=2.0)
     _wait_for(lambda: len(_lines(log, "start")) >= 1)
     second = subprocess.run(
         [sys.executable, str(SLOW_CLI), "run-batch", "-w", str(batch_ws.root), "-j", "2"],
         check=False, capture_output=True, text=True, timeout=60,
         env={**os.environ, "SLOW_LOG": str(log), "SLOW_CASE_S": "0.3"},
     )
+    assert first.poll() is None  # the first batch was still running all along
     assert second.returncode == 2, second.stderr
     (line,) = second.stderr.strip().splitlines()
     assert line.startswith("error: ") and "busy: `skillrag run-batch` (pid " in line
