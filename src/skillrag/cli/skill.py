@@ -276,7 +276,8 @@ def skill_ingest(name: Annotated[str, typer.Argument(metavar="NAME")], workspace
     """Ingest the skill's references/*.md notes as its reference notes (only this skill retrieves them;
     a note's front matter `url` is what its citations link to). Run `skillrag index` afterwards."""
     ws = open_workspace(workspace)
-    report = ingest_references(ws, SkillRegistry(ws).get(name))
+    with ws.write_lock("skill ingest"):
+        report = ingest_references(ws, SkillRegistry(ws).get(name))
     counts = report.counts()
     if json_out:
         print_json({"skill": name, "counts": counts, "changed": report.changed, "removed": report.removed})
@@ -305,6 +306,8 @@ def skill_export(
 def skill_check(folder: Annotated[Path, typer.Argument(metavar="DIR", help="A skill folder.")],
                 json_out: JsonOpt = False) -> None:
     """Check a skill folder against the Agent Skills specification. Exit 1 when it does not conform."""
+    if not folder.is_dir():
+        raise UserError(f"{folder}: {'not a folder' if folder.exists() else 'no such folder'}")
     problems = check_skill_folder(folder)
     if json_out:
         print_json({"ok": not problems, "problems": problems})
