@@ -200,7 +200,8 @@ def create_app(
 ) -> FastAPI:
     """The app over explicit parts (tests pass doubles from ``skillrag.service.testing``).
 
-    ``token``: when set, every route but ``/healthz`` needs ``Authorization: Bearer <token>``.
+    ``token``: when set, every route but ``/healthz`` (``/openapi.json``, ``/docs`` and ``/redoc`` included)
+    needs ``Authorization: Bearer <token>``; when None, the routes are open and the schema declares no security.
     ``run_runner``: runs ``POST /runs`` jobs (None = the route answers 503); ``case_validator`` checks a
     case before the job starts (raise ``UserError`` -> HTTP 400).
     """
