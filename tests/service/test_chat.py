@@ -360,3 +360,22 @@ def test_the_turn_deadline_ends_a_turn_that_runs_too_long(make_app, threads):
     assert first(ev, "done")["status"] == "budget_exceeded"
     assert "turn deadline" in first(ev, "error")["message"]
     assert threads.history("d2::cards") == []
+
+
+def test_a_failing_search_endpoint_leaves_the_knowledge_base_answer(make_app, threads):
+    from skillrag.errors import BackendError
+
+    class Down:
+        async def search(self, query, *, site, k):
+            raise BackendError("web search at http://search.invalid failed: connection refused")
+
+    fetcher = WebFetcher(httpx.AsyncClient(transport=LoopbackTransport({})))
+    always = make_app(web_provider=Down(), fetcher=fetcher,
+                      settings=ServiceSettings(web_allowlist=["example.com"]))
+    with serve_app(always) as url, httpx.Client(base_url=url, timeout=30) as c:
+        ev = events_of(c.post("/chat", json={"question": "premium card fee", "thread_id": "down",
+                                             "web_search": True}))
+    w = first(ev, "web")
+    assert w["status"] == "failed" and "connection refused" in w["error"]
+    done = first(ev, "done")
+    assert done["status"] == "ok" and done["citations"] and done["turn"] == 1
