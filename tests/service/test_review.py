@@ -20,6 +20,7 @@ import uvicorn
 from skillrag.review import ReviewStore
 from skillrag.review.testing import demo_review_workspace
 from skillrag.service import workspace_app
+from skillrag.service.review import SessionStore
 from skillrag.service.testing import free_port, serve_app
 from skillrag.workspace import Workspace
 
@@ -298,3 +299,14 @@ def test_review_routes_stay_out_of_the_api_schema(ws):
     app = workspace_app(ws)
     paths = set(app.openapi()["paths"])
     assert not any(p.startswith("/review") for p in paths) and "/chat" in paths
+
+
+def test_sessions_expire_and_are_capped():
+    store = SessionStore(ttl_s=0.2, max_sessions=2)
+    a, sa = store.new("Dana")
+    assert store.get(a) == sa and sa.csrf and sa.csrf != a and len(a) >= 43  # 256 random bits
+    b, _ = store.new("Lee")
+    c, _ = store.new("Eve")  # the oldest session makes room
+    assert store.get(a) is None and store.get(b) is not None and store.get(c) is not None
+    time.sleep(0.25)
+    assert store.get(b) is None and store.get(None) is None and store.get("") is None

@@ -115,7 +115,7 @@ class GuidanceVersion:
 @dataclass(frozen=True)
 class ReviewState:
     """Where the review of one output stands: ``state`` (one of ``STATES``), the ``latest_version``
-    of its guidance, and the ``decided`` action (the last approve/reject, or None)."""
+    of its guidance, and the ``last`` action recorded for it (None when there is none)."""
 
     state: str = "pending"
     latest_version: int = 0
