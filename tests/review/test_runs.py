@@ -169,3 +169,13 @@ def test_unknown_and_bad_case_ids(ws):
         load_run(ws, "hp-999")
     with pytest.raises(InvalidIdError):
         load_run(ws, "../hp-001")
+
+
+def test_an_output_left_by_an_earlier_run_is_said_to_be_one(ws):
+    rec_path = ws.runs_dir / "hp-001" / "record.json"
+    rec = json.loads(rec_path.read_text())
+    rec["status"] = "budget_exceeded"
+    rec_path.write_text(json.dumps(rec))
+    view = load_run(ws, "hp-001")
+    assert view.summary.status == "budget_exceeded" and view.accepted is True
+    assert any("latest run ended budget_exceeded" in p for p in view.problems)

@@ -169,7 +169,7 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _summary(ws: Workspace, folder: Path, states: dict[tuple[str, str], ReviewState],
+def _summary(folder: Path, states: dict[tuple[str, str], ReviewState],
              problems: list[str] | None = None) -> tuple[RunSummary, Any, Any]:
     probs: list[str] = [] if problems is None else problems
     record, _ = _read_json(folder / "record.json", "record.json", probs)
@@ -217,7 +217,7 @@ def list_runs(ws: Workspace, store: ReviewStore | None = None) -> list[RunSummar
                 run_folder(ws, folder.name)
             except UserError:
                 continue
-            rows.append(_summary(ws, folder, states)[0])
+            rows.append(_summary(folder, states)[0])
     rows.sort(key=lambda r: r.case_id)
     rows.sort(key=lambda r: r.date, reverse=True)
     return rows
@@ -307,14 +307,15 @@ def load_run(ws: Workspace, case_id: str, store: ReviewStore | None = None) -> R
     folder = run_folder(ws, case_id)
     store = store or ReviewStore(ws)
     problems: list[str] = []
-    summary, record, output = _summary(ws, folder, {}, problems)
+    summary, record, output = _summary(folder, {}, problems)
     view = RunView(summary=summary, record=record, problems=problems)
     tools = _skill_tools(ws, summary.skill, problems)
     view.case, view.case_source = _load_case(ws, folder, tools.skill.config.cases, problems)
     view.history = store.actions(case_id)
     if not summary.has_output:
-        view.summary = summary
         return view
+    if summary.status not in ("accepted", "unknown"):
+        problems.append(f"the latest run ended {summary.status}; the output shown was saved by an earlier run")
     sha = summary.output_sha256 or ""
     view.state = store.state(case_id, sha)
     view.summary = RunSummary(**{**summary.__dict__, "review": view.state.state,
