@@ -42,7 +42,8 @@ CasesOpt = Annotated[
                  help="Case file (JSONL). Default: the skill's `cases` setting, else WORKSPACE/cases.jsonl."),
 ]
 
-cases_app = typer.Typer(help="Support cases: import, list, show (agent-facing fields only).", no_args_is_help=True)
+cases_app = typer.Typer(help="Support cases: import, list, show (agent-facing fields only), export approved runs.",
+                         no_args_is_help=True)
 tool_app = typer.Typer(help="The skill's four tools: load-case, retrieve, get-article, save-output.",
                        no_args_is_help=True)
 skill_app = typer.Typer(help="Skills: list, show, install, ingest references, export as an Agent Skills folder, "
@@ -98,6 +99,29 @@ def cases_import_tau2(
         print_json({"cases": n, "path": str(out)})
     else:
         console.print(f"{n} cases written to {out}")
+
+
+@cases_app.command("export-approved")
+def cases_export_approved(
+    out: Annotated[Path, typer.Option("-o", "--out", help="Case file to write (JSONL, with ground_truth).")],
+    workspace: WorkspaceOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Write the approved runs as reference cases for `skillrag eval`: the approved guidance becomes
+    reference_guidance, the cited articles required_documents, the tools named in the snippets expected_tools."""
+    from skillrag.review import export_approved
+
+    ws = open_workspace(workspace)
+    if out.is_dir():
+        raise UserError(f"{out}: is a folder; -o takes the case file's path (e.g. {out / 'approved.jsonl'})")
+    report = export_approved(ws, out)
+    if json_out:
+        print_json({"cases": len(report.written), "path": str(out), "written": report.written,
+                    "skipped": report.skipped})
+        return
+    for case_id, reason in report.skipped.items():
+        err_console.print(f"skipped {case_id}: {reason}", markup=False, highlight=False)
+    console.print(f"{len(report.written)} approved case(s) written to {out}", markup=False, highlight=False)
 
 
 @cases_app.command("list")

@@ -9,6 +9,8 @@ Routes (OpenAPI at ``/openapi.json``, docs at ``/docs`` and ``/redoc``):
 ``GET  /runs/{run_id}``   the state of a run: ``running``, ``accepted``, ``failed``, ``budget_exceeded``, ``error``
 ``GET  /articles/{id}``   one source article
 ``GET  /openapi.json``, ``/docs``, ``/redoc``   the schema and its viewers (token needed like the rest)
+``/review``...            the review pages (HTML, session sign-in; see ``skillrag.service.review``), when
+                          the app serves a workspace
 
 Every error, whatever raised it, is JSON ``{"error": "...", "kind": "..."}`` (``ErrorBody``): bad
 input 400 (request validation ``ValidationError``, unparsable JSON, unknown skill or slug
@@ -197,13 +199,15 @@ def create_app(
     token: str | None = None,
     run_workers: int = 2,
     case_validator: Callable[[dict[str, Any]], None] | None = None,
+    review: Any | None = None,
 ) -> FastAPI:
     """The app over explicit parts (tests pass doubles from ``skillrag.service.testing``).
 
     ``token``: when set, every route but ``/healthz`` (``/openapi.json``, ``/docs`` and ``/redoc`` included)
     needs ``Authorization: Bearer <token>``; when None, the routes are open and the schema declares no security.
     ``run_runner``: runs ``POST /runs`` jobs (None = the route answers 503); ``case_validator`` checks a
-    case before the job starts (raise ``UserError`` -> HTTP 400).
+    case before the job starts (raise ``UserError`` -> HTTP 400); ``review``: a ``Workspace`` whose runs the
+    ``/review`` pages serve (None = no review pages).
     """
     settings = settings or ServiceSettings()
     engine = ChatEngine(
@@ -364,6 +368,11 @@ def create_app(
                           content_hash=getattr(art, "content_hash", ""), url=getattr(art, "url", None),
                           skill=getattr(art, "skill", None))
 
+    if review is not None:
+        from skillrag.service.review import review_router
+
+        app.include_router(review_router(review, token=token))
+
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             app.openapi_schema = _document_errors_and_events(get_openapi(
@@ -472,4 +481,5 @@ def workspace_app(workspace: Any, *, token: str | None = None, web_client: Any |
         search_backend=cfg.search.backend,
         search_mode=cfg.search.mode,
         token=token,
+        review=workspace,
     )

@@ -240,16 +240,20 @@ class SkillTools:
 
     def check_audit(self, output: Any) -> tuple[list[str], list[str]]:
         """``verify_audit`` of a saved output against the current corpus: ``(reasons, notes)``."""
-        recs = (output.get("audit") or {}).get("snippets") if isinstance(output, dict) else None
-        ids = {r.get("source_article") for r in recs or [] if isinstance(r, dict)}
-        arts = self.store.get_many([i for i in ids if isinstance(i, str)])
+        audit = output.get("audit") if isinstance(output, dict) else None
+        recs = audit.get("snippets") if isinstance(audit, dict) else None
+        ids = {r["source_article"] for r in (recs if isinstance(recs, list) else [])
+               if isinstance(r, dict) and isinstance(r.get("source_article"), str)}
+        arts = self.store.get_many(ids)
         return verify_audit(output, {a: x.body for a, x in arts.items()},
                             {a: x.content_hash for a, x in arts.items()})
 
     def _check(self, output: Any) -> tuple[list[str], dict[str, Article]]:
         ids: set[str] = set()
+        snippets = output.get("snippets") if isinstance(output, dict) else None
+        snippets = snippets if isinstance(snippets, list) else []
         if isinstance(output, dict):
-            for s in output.get("snippets") or []:
+            for s in snippets:
                 if isinstance(s, dict) and isinstance(s.get("source_article"), str):
                     ids.add(s["source_article"])
             consulted = output.get("articles_consulted")
@@ -258,15 +262,14 @@ class SkillTools:
         inside, outside = self.articles.resolve(ids) if ids else ({}, {})
         arts = {**inside, **outside}  # the contract checks every cited body; the reasons below reject `outside`
         reasons = validate_output(output, {a: art.body for a, art in arts.items()}, self.skill.config.limits())
-        if isinstance(output, dict):
-            for i, s in enumerate(output.get("snippets") or []):
-                if isinstance(s, dict) and s.get("source_article") in outside:
-                    reasons.append(f"snippets[{i}].source_article: {s['source_article']!r} is outside "
-                                   "this skill's allowed sources")
-            consulted = output.get("articles_consulted")
-            for a in consulted if isinstance(consulted, list) else []:
-                if a in outside:
-                    reasons.append(f"articles_consulted: {a!r} is outside this skill's allowed sources")
+        for i, s in enumerate(snippets):
+            aid = s.get("source_article") if isinstance(s, dict) else None
+            if isinstance(aid, str) and aid in outside:
+                reasons.append(f"snippets[{i}].source_article: {aid!r} is outside this skill's allowed sources")
+        consulted = output.get("articles_consulted") if isinstance(output, dict) else None
+        for a in consulted if isinstance(consulted, list) else []:
+            if isinstance(a, str) and a in outside:
+                reasons.append(f"articles_consulted: {a!r} is outside this skill's allowed sources")
         return reasons, arts
 
     def save_output(self, output: dict[str, Any], path: Path | None = None) -> SavedOutput:
