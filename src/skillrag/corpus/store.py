@@ -170,6 +170,7 @@ class ScopedArticles:
     def __init__(self, store: ArticleStore, scope: SourceScope) -> None:
         self.store = store
         self.scope = scope
+        self._tags: tuple[list[str] | None] | None = None  # source_tags(), computed on first use
 
     def get(self, article_id: str) -> Article:
         """The article, if in scope. Raises ``InvalidIdError`` (not an id) or ``ArticleNotFound``
@@ -198,10 +199,16 @@ class ScopedArticles:
     def source_tags(self) -> list[str] | None:
         """The ``source_tag`` values a search must be restricted to (None = no restriction needed).
 
-        Computed from the store: every tag held by an in-scope article. None when every stored
-        article is in scope (no filter, fastest). A tag shared by in- and out-of-scope articles is
-        kept, and ``keep`` drops the out-of-scope hits.
+        Computed from the store once per view (a view lives for one chat turn or one ``SkillTools``;
+        an ingest after that makes the index stale, which search refuses anyway): every tag held by an
+        in-scope article. None when every stored article is in scope (no filter, fastest). A tag shared
+        by in- and out-of-scope articles is kept, and ``keep`` drops the out-of-scope hits.
         """
+        if self._tags is None:
+            self._tags = (self._source_tags(),)
+        return self._tags[0]
+
+    def _source_tags(self) -> list[str] | None:
         with self.store.workspace.connect() as conn:
             rows = conn.execute(
                 "SELECT source_tag, skill FROM articles WHERE status='active' GROUP BY source_tag, skill"

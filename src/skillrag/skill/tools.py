@@ -135,6 +135,7 @@ class SkillTools:
         self.log_path = log_path
         self.calls: list[ToolCall] = []
         self._store: ArticleStore | None = None
+        self._articles: ScopedArticles | None = None
 
     # -- plumbing ---------------------------------------------------------------------------
     @property
@@ -147,7 +148,9 @@ class SkillTools:
     def articles(self) -> ScopedArticles:
         """The articles this skill may search, read and cite (``corpus.ScopedArticles``): its
         ``allowed_sources`` of the shared corpus plus its own reference notes."""
-        return self.store.scoped(SourceScope.of(self.skill.name, self.skill.config.allowed_sources))
+        if self._articles is None:
+            self._articles = self.store.scoped(SourceScope.of(self.skill.name, self.skill.config.allowed_sources))
+        return self._articles
 
     @property
     def cases(self) -> CaseFile:
