@@ -167,3 +167,18 @@ def test_cli_errors_are_one_line(kb, tmp_path, capsys, argv, message):
     assert main([*argv, "-w", str(ws.root)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
+
+
+def test_cli_judge_model_runs_the_judges_and_records_bad_replies(kb, tmp_path, capsys):
+    ws, cases = kb
+    runs = _runs(tmp_path)
+    # pydantic-ai's TestModel answers with text that is no verdict: every vote fails, nothing crashes
+    assert main(["eval", "score", str(runs), "--cases", str(cases), "-w", str(ws.root), "--only-ran", "--json",
+                 "--judge-model", "test", "--judge", "guidance_match"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rows = {c["case_id"]: c for c in data["cases"]}
+    assert rows["lost"]["judges"]["guidance_match"]["votes"] == [None, None, None]
+    assert rows["lost"]["judges"]["guidance_match"]["decision"] is None
+    assert rows["wire"]["judges"]["guidance_match"]["decision"] is False  # rejected output: not judged
+    assert data["metrics"]["judge:guidance_match"]["failed_decisions"] == 1
+    assert data["judge"] == "test"
