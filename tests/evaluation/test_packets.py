@@ -209,3 +209,18 @@ def test_cli_packets_then_verdicts_round_trip(arms, tmp_path, capsys):
     assert "Snippets-Sufficient" in (tmp_path / "rep" / "report.md").read_text()
     assert main([*base, "--verdicts", str(tmp_path / "nothing.jsonl")]) == 2
     assert "no such verdicts file" in capsys.readouterr().err
+
+
+def test_a_filled_folder_may_hold_several_votes_per_item(arms, tmp_path):
+    ws, cf, arm_list = arms
+    plain = score_runs(ws, cf, arm_list[:1], only_ran=True)
+    packets = tmp_path / "packets"
+    _, mpath = write_packets(packets, packet_entries(plain, cf, ["guidance_match"]), seed=2)
+    for item in packets.glob("item-*"):
+        (item / "verdict.json").write_text(json.dumps({"item": item.name, "votes": [
+            {"verdict": "accept", "voter": "j1"}, {"verdict": "reject", "voter": "j2"},
+            {"verdict": "accept", "voter": "j3"}]}))
+    vs = read_votes(packets, load_mapping(mpath))
+    out = score_runs(ws, cf, arm_list[:1], only_ran=True, votes=vs)
+    j = out.results["good"]["lost"].judges["guidance_match"]
+    assert j.decision is True and j.split and [v.voter for v in j.votes] == ["j1", "j2", "j3"]
