@@ -15,8 +15,9 @@ What becomes what:
   (never agent-facing).
 * ``contact_reason`` ← structured instructions (telecom, retail, airline): the first two sentences of
   ``reason_for_call``. Text instructions (banking): the text after ``**Your goal:**``, else after
-  ``**Your situation:**``, else the scripted opening line, else "The customer wants to ..." from the
-  persona line, else the first situation paragraph; its first two sentences, at most 400 characters.
+  ``**Your situation:**``, else the scripted opening line, else what a "Start by saying ..." line says,
+  else "The customer wants to ..." from the persona line, else the first situation paragraph that says
+  what the customer wants; its first two sentences, at most 400 characters.
 * ``contact_reason_path`` ← the ``[category]`` prefix of a structured task id (telecom's
   ``mobile_data_issue``), else ``[]`` (anything derived from the expected actions would leak the answer).
 * ``case_notes`` ← the customer's situation, one note per paragraph, with the simulator directions
@@ -26,7 +27,8 @@ What becomes what:
   agent-facing ``ticket`` when the task has one. The notes keep the source's second person ("Your
   annual income is ..."); the first note says that "you" is the customer.
 * ``case_messages`` ← one customer message: the scripted opening line when the scenario has one
-  (``**Opening:** "..."``, ``**Start naturally:** "..."``), else the contact reason.
+  (``**Opening:** "..."``, ``**Start naturally:** "..."``, direction sentences inside the quote removed),
+  else a "Start by saying you ..." line in the first person, else the contact reason.
 * ground truth ← ``required_documents``; ``expected_actions`` (name, arguments, requestor);
   ``expected_tools`` = the tool each action reaches (``arguments.agent_tool_name`` /
   ``arguments.discoverable_tool_name`` for the discoverable-tool wrappers, else the action name),
@@ -38,11 +40,14 @@ What becomes what:
 What counts as simulator direction (removed; see ``_DIRECTION``): the role-play frame, instructions
 about how and when to reveal information, reactions to what the agent does ("If the agent ...",
 "Once the agent ..."), the simulator's own tools and tool calls, conversation mechanics ("end the
-conversation", "in every message", "express frustration") and "How to Behave" / behaviour-guideline
-sections (whose scripted opening line becomes the customer's message). Facts stay: who the customer
-is, identifiers and details they know, what they hold, what they want, their constraints and
-preferences ("you prefer the one with the smallest annual fee", "you do not want to change your
-plan"), and what they do not know.
+conversation", "in every message", "express frustration", "lie"), scripted reactions to what the agent
+says or does, and "How to Behave" / "Conversation Flow" sections (whose scripted opening line becomes the
+customer's message). Facts stay: who the customer is, identifiers and details they know, what they
+hold, what they want, their constraints and preferences ("you prefer the one with the smallest annual
+fee", "you do not want to change your plan"), what they do not know, their scripted answers to the
+questions a specialist would ask ("If asked about the amount: "$449.99 ..."", a "reveal ... when asked"
+list), and further issues they raise ("Also raises: ..."). Known limit: an answer keyed on a question
+that quotes what the agent found ("If agent asks 'Were you in Newark at 2 AM?'") keeps that question.
 """
 
 from __future__ import annotations
