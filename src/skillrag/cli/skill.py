@@ -41,7 +41,8 @@ CasesOpt = Annotated[
                  help="Case file (JSONL). Default: the skill's `cases` setting, else WORKSPACE/cases.jsonl."),
 ]
 
-cases_app = typer.Typer(help="Support cases: import, list, show (agent-facing fields only).", no_args_is_help=True)
+cases_app = typer.Typer(help="Support cases: import, list, show (agent-facing fields only), export approved runs.",
+                         no_args_is_help=True)
 tool_app = typer.Typer(help="The skill's four tools: load-case, retrieve, get-article, save-output.",
                        no_args_is_help=True)
 skill_app = typer.Typer(help="Skills: list, show, install, export as an Agent Skills folder, check.",
@@ -149,6 +150,29 @@ def cases_import(
         print_json({"cases": n, "path": str(out)})
     else:
         console.print(f"{n} cases written to {out}")
+
+
+@cases_app.command("export-approved")
+def cases_export_approved(
+    out: Annotated[Path, typer.Option("-o", "--out", help="Case file to write (JSONL, with ground_truth).")],
+    workspace: WorkspaceOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Write the approved runs as reference cases for `skillrag eval`: the approved guidance becomes
+    reference_guidance, the cited articles required_documents, the tools named in the snippets expected_tools."""
+    from skillrag.review import export_approved
+
+    ws = open_workspace(workspace)
+    if out.is_dir():
+        raise UserError(f"{out}: is a folder; -o takes the case file's path (e.g. {out / 'approved.jsonl'})")
+    report = export_approved(ws, out)
+    if json_out:
+        print_json({"cases": len(report.written), "path": str(out), "written": report.written,
+                    "skipped": report.skipped})
+        return
+    for case_id, reason in report.skipped.items():
+        err_console.print(f"skipped {case_id}: {reason}", markup=False, highlight=False)
+    console.print(f"{len(report.written)} approved case(s) written to {out}", markup=False, highlight=False)
 
 
 @cases_app.command("list")
@@ -342,6 +366,8 @@ def skill_export(
 def skill_check(folder: Annotated[Path, typer.Argument(metavar="DIR", help="A skill folder.")],
                 json_out: JsonOpt = False) -> None:
     """Check a skill folder against the Agent Skills specification. Exit 1 when it does not conform."""
+    if not folder.is_dir():
+        raise UserError(f"{folder}: {'not a folder' if folder.exists() else 'no such folder'}")
     problems = check_skill_folder(folder)
     if json_out:
         print_json({"ok": not problems, "problems": problems})
