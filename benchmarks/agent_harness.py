@@ -73,8 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         (f"Scored by `benchmarks/agent_harness.py` (`eval score`) on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
          f"{platform.machine()} / Python {platform.python_version()}. {len(outcome.case_ids)} dev cases (those some "
          f"arm attempted); reference arm `{arms[0].name}`. Harness: {args.harness}. Judges: {args.judge}."),
-        "Rates: k/n with 95% Wilson intervals; recalls are means over the cases. A missing or rejected output is "
-        "a failed case. With n this small, differences are directional.",
+        ("Rates: k/n with 95% Wilson intervals; recalls are means over the cases. A missing or rejected output "
+         "is a failed case. With n this small, differences are directional."),
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
