@@ -73,6 +73,10 @@ def test_briefing_is_accepted_grounded_grouped_and_deterministic(ws, cases, retr
     assert on_disk["status"] == "accepted" and [s["name"] for s in on_disk["steps"]][:2] == ["load_case", "retrieve"]
     again = run_case(ws, cases.load("case_lost"), cases=cases, retriever=retriever, out_path=ws.root / "again.json")
     assert again.output["guidance"] == out["guidance"] and again.output["snippets"] == out["snippets"]
+    # the case as the agent saw it lies beside the record (no ground truth), for review and export
+    saved_case = json.loads((ws.runs_dir / "case_lost" / "case.json").read_text())
+    assert saved_case == cases.load("case_lost").model_dump(mode="json") and "ground_truth" not in saved_case
+    assert json.loads((ws.root / "again.case.json").read_text())["case_id"] == "case_lost"
 
 
 def test_briefing_respects_query_and_fetch_budgets(ws, cases, retriever):
@@ -87,6 +91,7 @@ def test_briefing_with_nothing_to_quote_fails_cleanly(ws, cases, retriever):
     res = run_case(ws, Case(case_id="zz", contact_reason="qqqq xxxx"), retriever=retriever)
     assert res.status == "failed" and res.output is None
     assert res.record_path.is_file() and not (ws.runs_dir / "zz" / "output.json").exists()
+    assert json.loads((ws.runs_dir / "zz" / "case.json").read_text())["contact_reason"] == "qqqq xxxx"
 
 
 def test_briefing_with_zero_fetch_budget_fails_not_crashes(ws, cases, retriever):
