@@ -218,7 +218,7 @@ def _display(text: str) -> str:
         item = re.match(r"^\s*(?:\d{1,3}[.)]|[-*+\u2022])\s+", ln)
         ln = ln[item.end():].strip() if item else ln.strip()
         # a lead-in and its list read "…: a; b; c"; a wrapped line just continues
-        out += ln if not out else (("; " if item and not out.endswith(":") else " ") + ln)
+        out += ln if not out else (("; " if item and not re.search(r"[:.!?]$", out) else " ") + ln)
     return " ".join(_MARKUP.sub("", out).split())
 
 
