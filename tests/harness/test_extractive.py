@@ -180,12 +180,15 @@ def test_long_manual_briefing_keeps_the_deciding_rules_and_drops_agent_text(manu
 
 def test_every_why_names_content_terms_and_the_rule(manual_ws, return_case):
     out = run_case(manual_ws, return_case, retriever=FakeRetriever(manual_ws)).output
-    for s in out["snippets"]:
-        assert s["why"].startswith(s["source_title"] + ":")
+    for n, s in enumerate(out["snippets"], 1):
+        assert s["why"].startswith(f"Supports step {n} ({s['source_title']}): ")
     table = next(s for s in out["snippets"] if s["text"].startswith("| Tier"))
     assert "states a limit" in table["why"] or "states an amount" in table["why"]
     tool = next(s for s in out["snippets"] if "create_return_label" in s["text"])
-    assert "names tool create_return_label" in tool["why"] and "step 3 of 'Returns'" in tool["why"]
+    assert "names tool create_return_label" in tool["why"] and "item 3 of the article's 'Returns' list" in tool["why"]
+    from skillrag.review.view import stated_steps  # the review page links each snippet to its own line
+
+    assert [stated_steps(s["why"]) for s in out["snippets"]] == [[n] for n in range(1, out["n_snippets"] + 1)]
 
 
 # -- the demo help center -------------------------------------------------------------------------

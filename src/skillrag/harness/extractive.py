@@ -431,7 +431,9 @@ class ExtractiveHarness:
         return [g for g in groups if g.chosen]
 
     # ------------------------------------------------------------------------------------------
-    def _why(self, state: _State, g: _Group, i: int) -> str:
+    def _why(self, state: _State, g: _Group, i: int, n: int) -> str:
+        """Why snippet ``n`` (its guidance line number) was chosen: the case terms it matched (content
+        words only), the tool it names, the rule it states, where it sits in its article."""
         p = g.read.passages[i]
         bits: list[str] = []
         matched: list[str] = [e for e in state.entities if e.lower() in p.text.lower()]
@@ -453,10 +455,11 @@ class ExtractiveHarness:
             label = {"limit": "a limit", "amount": "an amount", "condition": "a condition"}[p.rule.kind]
             bits.append(f"states {label} ({p.rule.phrase})")
         if p.is_step:
-            bits.append(f"step {p.step_no} of '{p.heading or g.read.title}'" if p.step_no else "a procedure step")
+            where = p.heading or g.read.title
+            bits.append(f"item {p.step_no} of the article's '{where}' list" if p.step_no else "a procedure step")
         elif not matched:
             bits.append(f"part of '{p.heading or g.read.title}', a section that matches the case")
-        return f"{g.read.title}: " + "; ".join(bits) + "."
+        return f"Supports step {n} ({g.read.title}): " + "; ".join(bits) + "."
 
     def _compose(self, case: Case, state: _State, groups: list[_Group]) -> dict[str, Any]:
         lines = [_DISCLAIMER, ""]
@@ -475,12 +478,11 @@ class ExtractiveHarness:
                 if p.heading and p.heading != heading:
                     lines.append(f"  {p.heading}")
                     heading = p.heading
-                label = f"step {p.step_no}: " if p.is_step and p.step_no else ""
-                lines.append(f"  {n}. {label}{_display(p.text)}")
+                lines.append(f"  {n}. {_display(p.text)}")
                 if p.rule is not None and p.rule.kind in ("condition", "limit"):
                     rule_refs.append(n)
                 snippets.append({"source_article": g.read.id, "source_title": g.read.title, "text": p.text,
-                                 "why": self._why(state, g, i)})
+                                 "why": self._why(state, g, i, n)})
             lines.append("")
         lines.append("What this briefing does not decide:")
         if len(state.entities) > 1 or state.comparing:
