@@ -38,7 +38,9 @@ _ABOUT_CONVERSATION = re.compile(
     r"don't dump|do not dump|end the (?:call|chat|conversation)|"
     r"if (?:you are|you're) (?:asked|offered|told|recommended)|when asked|if asked|"
     r"\b(?:if|when|unless|once|until|after)\b[^.]{0,30}\bagent\b|"
-    r"\bagent (?:asks|offers|mentions|recommends|says|corrects|suggests|tries|tells|explains|confirms))",
+    r"\bagent (?:asks|offers|mentions|recommends|says|corrects|suggests|tries|tells|explains|confirms)|"
+    r"\b(?:if|when|once) (?:offered|asked|told|recommended|pressed)\b|"
+    r"^\W*(?:important\W+)?(?:if|when|once)\b[^:]{0,100}:\s*[\"\u201c])",
     re.IGNORECASE,
 )
 _FACT = re.compile(
@@ -193,8 +195,9 @@ def case_focus(case: Case, analyzer: Analyzer | None = None) -> CaseFocus:
 
     sources = [*case.case_notes, *customer]
     all_sentences = [s for src in [case.contact_reason, *sources] for s in _sentences(src)]
+    # a note that only introduces what follows ("About the customer:") or scripts a reply is not a fact
     informative = [s for s in dict.fromkeys(s for src in sources for s in _sentences(src))
-                   if not _ABOUT_CONVERSATION.search(s)]
+                   if not _ABOUT_CONVERSATION.search(s) and not s.rstrip().endswith(":")]
     detail_parts: list[str] = []
     size = 0
     for s in informative:
