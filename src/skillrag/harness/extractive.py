@@ -299,7 +299,9 @@ class ExtractiveHarness:
         as a follow-up it is at least 0.8 × its score against the prerequisite line that led there. Noise
         (``Passage.noise``) never counts. A procedure's score mixes its best and three best passages, its
         retrieval rank and whether it names a confirmed product or carries steps or tools; procedures
-        under ``PROCEDURE_FLOOR`` × the best one's score are left out. Every procedure kept first gets its
+        under ``PROCEDURE_FLOOR`` × the best one's score are left out (at most ``max_procedures`` are kept,
+        plus any prerequisite read for a kept one that tells the reader which tool to use, so that a
+        lookup a kept procedure needs is not cut). Every procedure kept first gets its
         most valuable passage; the snippet budget then goes by value (relevance plus weight for a tool the
         line tells the reader to use, steps, rules, and rules about a tier or product the case names), at
         most ``per_procedure`` per procedure (two more for the first).
@@ -360,7 +362,12 @@ class ExtractiveHarness:
         if not groups:
             return []
         floor = PROCEDURE_FLOOR * groups[0].score
-        groups = [g for g in groups if g.score >= floor][: self.max_procedures]
+        kept = [g for g in groups if g.score >= floor][: self.max_procedures]
+        # a prerequisite read for a kept procedure stays when it tells the reader which tool to use
+        kept_ids = {g.read.id for g in kept}
+        kept += [g for g in groups if g not in kept and g.read.parent in kept_ids
+                 and any(p.uses_tool and p.noise is None for p in g.read.passages)]
+        groups = kept
 
         seen_text: set[str] = set()
         seen_terms: list[set[str]] = []
