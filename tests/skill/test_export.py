@@ -113,13 +113,13 @@ def test_exported_script_runs_without_skillrag_on_path(ws, skill, tmp_path, case
     assert json.loads((out / "scripts" / "config.json").read_text())["python"] == sys.executable
     env = {"PATH": str(tmp_path), "HOME": str(tmp_path)}  # no skillrag executable reachable
     bare = [sys.executable, "-S"]  # -S: no site-packages, so this Python cannot import skillrag
-    r = subprocess.run([*bare, str(out / "scripts" / "get_article.py"), "art_fees"], capture_output=True,
-                       text=True, env=env, timeout=60, check=False)
+    r = subprocess.run([*bare, str(out / "scripts" / "get_article.py"), "art_fees", "--case", "case_1"],
+                       capture_output=True, text=True, env=env, timeout=60, check=False)
     assert r.returncode == 0 and "Premium accounts pay no fee." in r.stdout, r.stderr
     cfg = json.loads((out / "scripts" / "config.json").read_text())
     (out / "scripts" / "config.json").write_text(json.dumps({**cfg, "python": ""}))
-    r = subprocess.run([*bare, str(out / "scripts" / "get_article.py"), "art_fees"], capture_output=True,
-                       text=True, env=env, timeout=60, check=False)
+    r = subprocess.run([*bare, str(out / "scripts" / "get_article.py"), "art_fees", "--case", "case_1"],
+                       capture_output=True, text=True, env=env, timeout=60, check=False)
     assert r.returncode == 2 and r.stderr.startswith("error: skillrag is not installed") and "Traceback" not in r.stderr
 
 

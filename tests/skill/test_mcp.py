@@ -35,17 +35,26 @@ def test_mcp_lists_and_calls_the_tools(ws, cases_path, gt_secret):
 
     got = anyio.run(session)
     assert got["names"] == list(TOOL_NAMES)
-    assert set(got["schemas"]["get_article"]["properties"]) == {"article_id", "section", "summary"}
+    assert set(got["schemas"]["get_article"]["properties"]) == {"article_id", "section", "summary", "case_id"}
+    assert set(got["schemas"]["retrieve"]["properties"]) == {"query", "k", "tags", "title_prefix", "id_prefix",
+                                                             "page", "case_id"}
+    assert set(got["schemas"]["save_output"]["properties"]) == {"output", "check"}
 
     case = json.loads(got["case"].content[0].text)
     assert case["contact_reason"] == "Customer lost their debit card"
     assert gt_secret not in got["case"].content[0].text
 
-    hits = got["hits"].structured_content["result"]
-    assert len(hits) == 2 and hits[0]["article_id"] == "art_card_lost"
+    case_budget = json.loads(got["case"].content[0].text)["budget"]
+    assert case_budget == {"queries_left": 5, "fetches_left": 12, "saves_left": 4}
+    result = got["hits"].structured_content
+    hits = result["hits"]
+    assert len(hits) == 2 and hits[0]["article_id"] == "art_card_lost" and result["case_id"] == "case_1"
+    assert result["budget"] == {"queries_left": 4, "fetches_left": 12, "saves_left": 4}
 
     art = got["art"].structured_content
-    assert art["text"].startswith("## Replacement") and art["part"] == "section:Replacement"
+    assert art["body"].startswith("## Replacement") and art["part"] == "section:2"
+    assert art["title"] == "Lost or stolen debit cards" and [s["heading"] for s in art["sections"]] == [
+        "Freezing the card", "Replacement"]
 
     assert not got["saved"].is_error
     saved = got["saved"].structured_content
@@ -88,4 +97,4 @@ def test_skillrag_mcp_command_over_stdio(ws, cases_path):
     names, case, art = anyio.run(session)
     assert names == list(TOOL_NAMES)
     assert json.loads(case.content[0].text)["case_id"] == "case_1"
-    assert art.structured_content["text"].startswith("## Fees")
+    assert art.structured_content["body"].startswith("## Fees")
