@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent
 
 from skillrag import __version__
 from skillrag.errors import ContractViolation, SkillragError, UserError
@@ -32,10 +32,15 @@ __all__ = ["TOOL_NAMES", "build_mcp_server", "serve_stdio"]
 TOOL_NAMES = ("load_case", "retrieve", "get_article", "save_output", "list_skills")
 
 
-def _fail(exc: SkillragError) -> ToolError:
+def _fail(exc: SkillragError) -> Any:
+    """A tool error result (``isError``) whose text is the error's own line, exactly as the command
+    line prints it after ``error:`` (raising ``ToolError`` would prefix the SDK's "Error executing
+    tool ..."), so a refused over-budget call reads the same on every surface."""
     if isinstance(exc, ContractViolation):
-        return ToolError("output rejected:\n" + "\n".join(f"- {r}" for r in exc.reasons))
-    return ToolError(str(exc))
+        text = "output rejected:\n" + "\n".join(f"- {r}" for r in exc.reasons)
+    else:
+        text = str(exc)
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def build_mcp_server(
@@ -67,7 +72,7 @@ def build_mcp_server(
             case = tools.load_case(case_id, new_session=new_session)
             return case_json(case, tools.budget(case.case_id))
         except SkillragError as exc:
-            raise _fail(exc) from None
+            return _fail(exc)
 
     @server.tool(description=(
         "Search the knowledge base: ranked source articles (id, title, relevance 0-1, BM25 and dense ranks, "
@@ -85,7 +90,7 @@ def build_mcp_server(
             filters = {"source_tags": tags, "title_prefixes": title_prefix, "id_prefixes": id_prefix}
             return retrieve_json(tools.retrieve(query, k, filters=filters, case_id=case_id))
         except SkillragError as exc:
-            raise _fail(exc) from None
+            return _fail(exc)
 
     @server.tool(description=(
         "Read a source article by id: id, title, parent, numbered sections with character offsets, and the "
@@ -96,7 +101,7 @@ def build_mcp_server(
         try:
             return article_json(tools.get_article(article_id, section=section, summary=summary, case_id=case_id))
         except SkillragError as exc:
-            raise _fail(exc) from None
+            return _fail(exc)
 
     @server.tool(description=(
         "Validate an output (case_id, guidance, snippets[{source_article, source_title, text, why}], "
@@ -108,7 +113,7 @@ def build_mcp_server(
         try:
             return save_json(tools.save_output(output, check=check))
         except SkillragError as exc:
-            raise _fail(exc) from None
+            return _fail(exc)
 
     @server.tool(description="List the skills this workspace offers (name, description).")
     def list_skills() -> list[dict[str, Any]]:

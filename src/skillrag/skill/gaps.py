@@ -7,10 +7,9 @@ Three kinds, each a ``Gap(kind, message, subject)``:
   (``$10``, ``25 USD``, ``2.5%``: currency and number must match) or a product name (two or more
   capitalised words, e.g. "Gold Rewards Card", that occur in one of the articles the output cites or
   the case read). Names are compared case-insensitively; article ids are not identifiers.
-* ``unused_snippet``: no step of the guidance shares anything with the snippet: neither one of its
-  identifiers nor ``min(3, ceil(n / 4))`` of its ``n`` distinct content terms (English stop words
-  dropped, Snowball stems). Steps are the numbered or bulleted lines of the guidance, else its
-  paragraphs.
+* ``unused_snippet``: no step of the guidance uses the snippet: none shares one of its identifiers
+  or three of its distinct content terms (all of them when it has fewer; English stop words dropped,
+  Snowball stems). Steps are the numbered or bulleted lines of the guidance, else its paragraphs.
 * ``unfetched_citation``: a snippet cites an article this case never read with ``get_article`` (the
   case's tool log in the workspace store knows).
 
@@ -20,7 +19,6 @@ behind it); the evidence contract (``contract.validate_output``) is what accepts
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -177,7 +175,7 @@ def evidence_gaps(
     for i, (s, text) in enumerate(zip(snippets, texts, strict=True)):
         own = set(terms(text))
         own_ids = {x.casefold() for x in identifiers(text)}
-        need = min(3, max(1, math.ceil(len(own) / 4)))
+        need = min(3, len(own))
         used = any(own_ids & sid or len(own & st) >= need for st, sid in zip(step_terms, step_ids, strict=True))
         if own and not used:
             gaps.append(Gap("unused_snippet", f"snippets[{i}] ({s.get('source_article')}) shares nothing with any "
