@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["PREVIEW_CHARS", "Passage", "best_passage", "split_passages"]
+__all__ = ["PREVIEW_CHARS", "Passage", "ScoredText", "analyse", "best_passage", "split_passages"]
 
 #: Longest preview, in characters (whitespace collapsed).
 PREVIEW_CHARS = 280
@@ -127,6 +127,28 @@ def _cut(text: str, limit: int, at: int) -> str:
     return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")
 
 
+@dataclass(frozen=True)
+class ScoredText:
+    """An article's passages with their term counts (``bags``) and lengths in terms: what scoring a
+    query against it needs, computed once per article version (``analyse``)."""
+
+    passages: tuple[Passage, ...]
+    bags: tuple[dict[str, int], ...]
+    lengths: tuple[int, ...]
+
+
+def analyse(body: str, terms: Callable[[str], list[str]]) -> ScoredText:
+    """Split ``body`` into passages and count each passage's terms."""
+    passages = split_passages(body)
+    bags: list[dict[str, int]] = []
+    for p in passages:
+        bag: dict[str, int] = {}
+        for t in terms(body[p.start : p.end]):
+            bag[t] = bag.get(t, 0) + 1
+        bags.append(bag)
+    return ScoredText(tuple(passages), tuple(bags), tuple(sum(b.values()) for b in bags))
+
+
 def best_passage(
     body: str,
     sections: Sequence[object],
@@ -134,28 +156,29 @@ def best_passage(
     terms: Callable[[str], list[str]],
     *,
     chars: int = PREVIEW_CHARS,
+    analysed: ScoredText | None = None,
 ) -> tuple[str, str]:
     """``(preview, section heading)`` for ``body`` (see module doc).
 
     ``query_weights``: the query's distinct terms with their idf (analysed as ``terms`` analyses
-    text); ``terms``: the index's analyzer; ``sections``: objects with ``heading, start, end``.
+    text); ``terms``: the index's analyzer; ``sections``: objects with ``heading, start, end``;
+    ``analysed``: ``analyse(body, terms)`` if already computed (callers cache it per article version).
     """
-    passages = split_passages(body)
+    got = analysed if analysed is not None else analyse(body, terms)
+    passages = got.passages
     if not passages:
         return "", ""
     scores = [0.0] * len(passages)
     if query_weights:
-        bags: list[dict[str, int]] = []
-        for p in passages:
-            bag: dict[str, int] = {}
-            for t in terms(body[p.start : p.end]):
-                bag[t] = bag.get(t, 0) + 1
-            bags.append(bag)
-        lengths = [sum(b.values()) for b in bags]
-        avg = max(1.0, sum(lengths) / len(lengths))
-        for i, bag in enumerate(bags):
-            norm = _K1 * (1 - _B + _B * lengths[i] / avg)
-            scores[i] = sum(w * bag[t] * (_K1 + 1) / (bag[t] + norm) for t, w in query_weights.items() if t in bag)
+        avg = max(1.0, sum(got.lengths) / len(got.lengths))
+        for i, bag in enumerate(got.bags):
+            norm = _K1 * (1 - _B + _B * got.lengths[i] / avg)
+            score = 0.0
+            for t, tf in bag.items():  # a passage has fewer distinct terms than a long query
+                w = query_weights.get(t)
+                if w is not None:
+                    score += w * tf * (_K1 + 1) / (tf + norm)
+            scores[i] = score
     best = max(range(len(passages)), key=lambda i: (scores[i], -i))
     first = passages[best]
     section, sec_start = _section_of(first.start, sections)

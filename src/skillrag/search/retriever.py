@@ -63,7 +63,7 @@ import numpy as np
 from skillrag.corpus import ArticleStore
 from skillrag.errors import EmptyInputError, IndexStateError, SkillragError, UserError
 from skillrag.search._items import PageSource, WikiPageSource, no_layer_error, preview_of
-from skillrag.search._passages import best_passage
+from skillrag.search._passages import ScoredText, analyse, best_passage
 from skillrag.search._types import Hit, PageArticle, PageHit, PageView, SearchFilters
 from skillrag.search.embedders import Embedder
 from skillrag.search.fusion import reciprocal_rank_fusion
@@ -80,6 +80,8 @@ FUSION_DEPTH = 200
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 #: Shorter sentences ("Be polite.") are not kept by the ``select`` policy unless nothing else is left.
 _MIN_SENTENCE_WORDS = 3
+#: Article versions whose passages a retriever keeps analysed (previews of hits seen before are cheap).
+PASSAGE_CACHE = 4096
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,7 @@ class Retriever:
         self._articles: Retriever | None = None
         self._qvec_memo: tuple[str, np.ndarray] | None = None
         self._inv_vocab: dict[int, str] | None = None
+        self._passage_cache: dict[str, ScoredText] = {}
         if backend == "wiki" and self.settings.wiki_order == "fused":
             try:
                 self._articles = Retriever(ws, "direct", mode, embedder)
@@ -419,6 +422,18 @@ class Retriever:
         self._qvec_memo = (query, v)
         return v
 
+    def _analysed(self, content_hash: str, body: str) -> ScoredText:
+        """The article's passages and term counts, kept for the last ``PASSAGE_CACHE`` article versions."""
+        cache = self._passage_cache
+        got = cache.get(content_hash)
+        if got is None:
+            got = analyse(body, self.analyzer.terms)
+            with self._lock:
+                cache[content_hash] = got
+                while len(cache) > PASSAGE_CACHE:
+                    cache.pop(next(iter(cache)))
+        return got
+
     def _query_weights(self, query: str) -> dict[str, float]:
         """The query's distinct BM25 terms with their idf in this index (for passage previews)."""
         inv = self._inv_vocab
@@ -442,7 +457,8 @@ class Retriever:
             if art is None:
                 continue  # removed since the build (check_fresh passed a moment ago): skip it
             last = min(last, norm / top) if top > 0 else 0.0
-            preview, section = best_passage(art.body, art.sections, weights, self.analyzer.terms)
+            preview, section = best_passage(art.body, art.sections, weights, self.analyzer.terms,
+                                            analysed=self._analysed(art.content_hash, art.body))
             out.append(Hit(article_id=aid, score=float(score), title=art.title, preview=preview,
                            page_ids=pages, relevance=round(last, 3), bm25_rank=br or None,
                            dense_rank=dr or None, section=section))
@@ -491,6 +507,11 @@ class Retriever:
         """``wiki_order="fused"`` (module doc): RRF of the best citing page's rank and the article's
         own rank among the articles the ranked pages reach. A hit's normalised score is the mean of
         its best page's and its own; its BM25 and dense ranks are its own among the reached articles."""
+        return self._hits(self._fused_order(query, k, filters, arts), query)
+
+    def _fused_order(self, query: str, k: int, filters: SearchFilters | None,
+                     arts: Retriever) -> list[tuple[str, float, float, int, int, tuple[str, ...]]]:
+        """The top ``k`` of the fused wiki order as ``_hits`` takes them (the ranking alone)."""
         qvec = self._query_vector_once(query)
         pages = self._rank(query, qvec=qvec)
         page_rank: dict[str, int] = {}
@@ -526,7 +547,7 @@ class Retriever:
             j = arts.index_of[a]
             chosen.append((a, scores[a], (page_norm[a] + float(own.norm[j])) / 2, int(own.bm25_rank[j]),
                            int(own.dense_rank[j]), tuple(led_by[a])))
-        return self._hits(chosen, query)
+        return chosen
 
 
 def read_page(ws: Workspace, page_id: str, *, pages: PageSource | None = None,
