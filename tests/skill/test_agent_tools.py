@@ -200,3 +200,10 @@ def test_the_tool_log_keeps_bounded_arguments(tools, wiki_ws):
     logged = json.loads(lines[1])
     assert logged["case_id"] == "case_1" and logged["args"]["query"].endswith("… (2000000 chars)")
     assert json.loads(lines[2])["args"] == {"case_id": "case_1", "n_snippets": 100, "guidance_chars": 1_000_000}
+
+
+def test_a_name_in_the_quoted_articles_title_is_covered():
+    out = {"guidance": "1. Recommend the Gold Rewards Card.",
+           "snippets": [{"source_article": "a", "source_title": "Gold Rewards Card: fees", "text": "No foreign fee."}]}
+    assert [g for g in evidence_gaps(out, {"a": "The Gold Rewards Card. No foreign fee."}, fetched=["a"])
+            if g.kind == "unquoted_identifier"] == []

@@ -6,7 +6,8 @@ Three kinds, each a ``Gap(kind, message, subject)``:
   (an identifier with an underscore, e.g. ``freeze_card_4410``, or anything in backticks), an amount
   (``$10``, ``25 USD``, ``2.5%``: currency and number must match) or a product name (two or more
   capitalised words, e.g. "Gold Rewards Card", that occur in one of the articles the output cites or
-  the case read). Names are compared case-insensitively; article ids are not identifiers.
+  the case read; the title of an article a snippet quotes covers it too). Names are compared
+  case-insensitively; article ids are not identifiers.
 * ``unused_snippet``: no step of the guidance uses the snippet: none shares one of its identifiers
   or three of its distinct content terms (all of them when it has fewer; English stop words dropped,
   Snowball stems). Steps are the numbered or bulleted lines of the guidance, else its paragraphs.
@@ -145,7 +146,8 @@ def evidence_gaps(
     snippets = [s for s in output.get("snippets") or [] if isinstance(s, dict)]
     texts = [normalize(str(s.get("text") or "")) for s in snippets]
     quoted = "\n".join(texts)
-    quoted_cf = quoted.casefold()
+    # a product name is covered by a snippet's text or by the title of the article the snippet quotes
+    quoted_cf = "\n".join([quoted, *(normalize(str(s.get("source_title") or "")) for s in snippets)]).casefold()
     ids = {str(s.get("source_article")) for s in snippets} | set(bodies)
     gaps: list[Gap] = []
 
