@@ -113,6 +113,7 @@ def test_serve_check_lists_routes(ws, capsys):
     assert main(["serve", "-w", str(ws.root), "--check"]) == 0
     out = capsys.readouterr()
     assert "POST   /chat" in out.out and "GET    /skills" in out.out
+    assert "GET    /review/{case_id}" in out.out and "POST   /review/{case_id}/approve" in out.out
     assert "extractive" in out.err and "web off" in out.err
 
 

@@ -8,6 +8,8 @@ Routes (OpenAPI at ``/openapi.json``, docs at ``/docs``):
 ``POST /runs``            run one case through the harness in the background (HTTP 202)
 ``GET  /runs/{run_id}``   the state of a run: ``running``, ``accepted``, ``failed``, ``budget_exceeded``, ``error``
 ``GET  /articles/{id}``   one source article
+``/review``...            the review pages (HTML, session sign-in; see ``skillrag.service.review``), when
+                          the app serves a workspace
 
 Errors are JSON ``{"error": "...", "kind": "SkillNotFound"}``: bad input 400 (unknown skill or slug
 included), unknown article/case/run 404, missing or wrong bearer token 401, backend failure 503.
@@ -144,12 +146,14 @@ def create_app(
     token: str | None = None,
     run_workers: int = 2,
     case_validator: Callable[[dict[str, Any]], None] | None = None,
+    review: Any | None = None,
 ) -> FastAPI:
     """The app over explicit parts (tests pass doubles from ``skillrag.service.testing``).
 
     ``token``: when set, every route but ``/healthz`` needs ``Authorization: Bearer <token>``.
     ``run_runner``: runs ``POST /runs`` jobs (None = the route answers 503); ``case_validator`` checks a
-    case before the job starts (raise ``UserError`` -> HTTP 400).
+    case before the job starts (raise ``UserError`` -> HTTP 400); ``review``: a ``Workspace`` whose runs the
+    ``/review`` pages serve (None = no review pages).
     """
     settings = settings or ServiceSettings()
     engine = ChatEngine(
@@ -270,6 +274,10 @@ def create_app(
                           source_path=getattr(art, "source_path", ""),
                           content_hash=getattr(art, "content_hash", ""))
 
+    if review is not None:
+        from skillrag.service.review import review_router
+
+        app.include_router(review_router(review, token=token))
     return app
 
 
@@ -335,4 +343,5 @@ def workspace_app(workspace: Any, *, token: str | None = None, web_client: Any |
         search_backend=cfg.search.backend,
         search_mode=cfg.search.mode,
         token=token,
+        review=workspace,
     )

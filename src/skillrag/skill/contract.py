@@ -278,6 +278,9 @@ def verify_audit(
             reasons.append("audit.snippets: each record needs index, source_article, start, end, content_hash")
             continue
         i, aid = rec["index"], rec["source_article"]
+        if not isinstance(aid, str):
+            reasons.append(f"audit.snippets: source_article {aid!r} is not an article id")
+            continue
         if not isinstance(i, int) or not 0 <= i < len(snippets) or not isinstance(snippets[i], dict):
             reasons.append(f"audit.snippets: index {i!r} names no snippet")
             continue

@@ -550,16 +550,20 @@ class SkillTools:
 
     def check_audit(self, output: Any) -> tuple[list[str], list[str]]:
         """``verify_audit`` of a saved output against the current corpus: ``(reasons, notes)``."""
-        recs = (output.get("audit") or {}).get("snippets") if isinstance(output, dict) else None
-        ids = {r.get("source_article") for r in recs or [] if isinstance(r, dict)}
-        arts = self.store.get_many([i for i in ids if isinstance(i, str)])
+        audit = output.get("audit") if isinstance(output, dict) else None
+        recs = audit.get("snippets") if isinstance(audit, dict) else None
+        ids = {r["source_article"] for r in (recs if isinstance(recs, list) else [])
+               if isinstance(r, dict) and isinstance(r.get("source_article"), str)}
+        arts = self.store.get_many(ids)
         return verify_audit(output, {a: x.body for a, x in arts.items()},
                             {a: x.content_hash for a, x in arts.items()})
 
     def _check(self, output: Any) -> tuple[list[str], dict[str, Article]]:
         ids: set[str] = set()
+        snippets = output.get("snippets") if isinstance(output, dict) else None
+        snippets = snippets if isinstance(snippets, list) else []
         if isinstance(output, dict):
-            for s in output.get("snippets") or []:
+            for s in snippets:
                 if isinstance(s, dict) and isinstance(s.get("source_article"), str):
                     ids.add(s["source_article"])
             consulted = output.get("articles_consulted")
@@ -567,13 +571,10 @@ class SkillTools:
                 ids.update(a for a in consulted if isinstance(a, str))
         arts = self.store.get_many(ids) if ids else {}
         reasons = validate_output(output, {a: art.body for a, art in arts.items()}, self.skill.config.limits())
-        if isinstance(output, dict):
-            for i, s in enumerate(output.get("snippets") or []):
-                if isinstance(s, dict) and s.get("source_article") in arts and not self._allowed(
-                    arts[s["source_article"]]
-                ):
-                    reasons.append(f"snippets[{i}].source_article: {s['source_article']!r} is outside "
-                                   "this skill's allowed sources")
+        for i, s in enumerate(snippets):
+            aid = s.get("source_article") if isinstance(s, dict) else None
+            if isinstance(aid, str) and aid in arts and not self._allowed(arts[aid]):
+                reasons.append(f"snippets[{i}].source_article: {aid!r} is outside this skill's allowed sources")
         return reasons, arts
 
     def save_output(self, output: dict[str, Any], path: Path | None = None, *, check: bool = False) -> SavedOutput:
