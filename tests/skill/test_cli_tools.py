@@ -125,3 +125,16 @@ def test_save_check_then_save_with_offsets_and_warnings(run, wiki_ws, tmp_path):
         assert BudgetLedger(wiki_ws).current("case_1", "cs-guidance").saves_left == left
     code, _, err = run("save-output", str(f))
     assert code == 2 and err.startswith("error: save budget spent (4 save_output attempts for case 'case_1')")
+
+
+def test_skill_show_states_the_enforced_budgets(wiki_ws, capsys):
+    assert main(["skill", "show", "cs-guidance", "-w", str(wiki_ws.root)]) == 0
+    out = _out(capsys)[0]
+    assert "**5 queries**" in out and "**12 fetches**" in out and "**4 saves**" in out and "${" not in out
+    wiki_ws.config.harness.max_fetches = 7  # a skill budget left null falls back to the workspace's
+    from skillrag.skill import BudgetLimits, SkillRegistry, render_manual
+
+    skill = SkillRegistry(wiki_ws).get("cs-guidance")
+    cfg = skill.config.model_copy(update={"budgets": skill.config.budgets.model_copy(update={"max_fetches": None})})
+    limits = BudgetLimits.for_skill(wiki_ws, cfg.budgets)
+    assert limits.max_fetches == 7 and "**7 fetches**" in render_manual(skill, limits)

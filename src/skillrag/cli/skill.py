@@ -240,7 +240,7 @@ def tool_load_case(
 
 @tool_app.command("retrieve")
 def tool_retrieve(
-    query: Annotated[str | None, typer.Argument(metavar="[QUERY]", help="What to search for.")] = None,
+    query: Annotated[str | None, typer.Argument(metavar="QUERY", help="What to search for (not with --page).")] = None,
     k: Annotated[int | None, typer.Option("-k", "-n", min=1, max=200, help="Results (default: the skill's k).")] = None,
     case: CaseOpt = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Only articles with this source tag (repeatable).")]
