@@ -305,10 +305,17 @@ class SkillTools:
         self._store: ArticleStore | None = None
         self.limits = limits or BudgetLimits.for_skill(ws, skill.config.budgets)
         self.surface = surface
-        self.ledger = BudgetLedger(ws)
+        self._ledger: BudgetLedger | None = None
         self.session: BudgetState | None = None
 
     # -- plumbing ---------------------------------------------------------------------------
+    @property
+    def ledger(self) -> BudgetLedger:
+        """The workspace's per-case budget account (opened on first use)."""
+        if self._ledger is None:
+            self._ledger = BudgetLedger(self.workspace)
+        return self._ledger
+
     @property
     def store(self) -> ArticleStore:
         if self._store is None:
