@@ -124,7 +124,14 @@ def test_allowed_sources_intersect_filters(ws, skill, cases_path):
     t = SkillTools(ws, type(skill)(**{**skill.__dict__, "config": cfg}), CaseFile(cases_path), retriever=fake)
     t.load_case("case_1")
     t.retrieve("card", filters={"title_prefixes": ["Lost"]})
-    assert fake.queries[-1][2] == SearchFilters(source_tags=["kb"], title_prefixes=["Lost"])
+    # every stored article is in the skill's scope: the agent's filters go through as they are
+    assert fake.queries[-1][2] == SearchFilters(title_prefixes=["Lost"])
+    cfg = skill.config.model_copy(update={"allowed_sources": ["elsewhere"]})
+    t = SkillTools(ws, type(skill)(**{**skill.__dict__, "config": cfg}), CaseFile(cases_path), retriever=fake)
+    t.load_case("case_1", new_session=True)
+    assert t.retrieve("card") == [] and t.budget().queries_left == 4  # no article in scope: nothing found
+    with pytest.raises(UserError, match="source tag\\(s\\) kb are outside this skill's sources \\(none\\)"):
+        t.retrieve("card", filters={"source_tags": ["kb"]})
 
 
 GOOD = "Give provisional credit within 10 business days with `file_dispute_7731`."

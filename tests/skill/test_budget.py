@@ -65,18 +65,31 @@ def test_private_sessions_are_never_continued_or_attributed(ws, skill):
 
 def test_implicit_attribution_needs_exactly_one_open_case(ws, skill, cases_path):
     cf = CaseFile(cases_path)
-    a = SkillTools(ws, skill, cf, retriever=FakeRetriever(ws))
-    a.load_case("case_1")
-    lone = SkillTools(ws, skill, retriever=FakeRetriever(ws))  # another process: knows no case
-    assert lone.use_case(None).case_id == "case_1"
-    SkillTools(ws, skill, cf).load_case("case_2")
+
+    def agent(**kw):  # an agent-facing surface, as each `skillrag tool` process is
+        return SkillTools(ws, skill, retriever=FakeRetriever(ws), surface="cli", **kw)
+
+    with pytest.raises(UserError, match="which case is this call for"):
+        agent().retrieve("card")
+    agent(cases=cf).load_case("case_1")
+    lone = agent()  # another process: knows no case
+    assert lone.use_case(None).case_id == "case_1" and lone.retrieve("card").budget.case_id == "case_1"
+    agent(cases=cf).load_case("case_2")
     with pytest.raises(UserError, match=r"several cases are open \(.*case_1.*\): name the case"):
-        SkillTools(ws, skill).retrieve("card")
-    assert SkillTools(ws, skill, retriever=FakeRetriever(ws)).retrieve("card", case_id="case_2").budget.case_id == \
-        "case_2"
+        agent().retrieve("card")
+    assert agent().retrieve("card", case_id="case_2").budget.case_id == "case_2"
     # an accepted save closes a case for implicit attribution
-    BudgetLedger(ws).accepted(SkillTools(ws, skill).budget("case_1").session_id)
-    assert SkillTools(ws, skill).use_case(None).case_id == "case_2"
+    BudgetLedger(ws).accepted(agent().budget("case_1").session_id)
+    assert agent().use_case(None).case_id == "case_2"
+
+
+def test_the_python_api_outside_a_case_is_not_charged_to_anyones_case(ws, skill, cases_path):
+    SkillTools(ws, skill, CaseFile(cases_path), surface="cli").load_case("case_1")  # an agent's open case
+    lib = SkillTools(ws, skill, retriever=FakeRetriever(ws))  # the library, no case
+    res = lib.retrieve("lost card")
+    assert res and res.budget is None and lib.get_article("art_fees").budget is None
+    assert SkillTools(ws, skill).budget("case_1").queries_left == 5  # the agent's case was not charged
+    assert lib.retrieve("fee", case_id="case_1").budget.queries_left == 4  # naming a case charges it
 
 
 _SPEND = """

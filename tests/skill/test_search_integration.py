@@ -57,5 +57,6 @@ def test_allowed_sources_become_search_filters(tmp_path):
     cfg = skill.config.model_copy(update={"allowed_sources": ["kb"], "mode": "bm25"})
     allowed = type(skill)(**{**skill.__dict__, "config": cfg})
     assert SkillTools(ws, allowed).retrieve("wire transfer approver", case_id="c1")[0].article_id == "a_wire"
+    assert SkillTools(ws, allowed).retrieve("wire", case_id="c1", filters={"source_tags": ["other-tag"]}) == []
     with pytest.raises(UserError, match="outside this skill's sources"):
-        SkillTools(ws, allowed).retrieve("wire", case_id="c1", filters={"source_tags": ["other-tag"]})
+        SkillTools(ws, restricted).retrieve("wire", case_id="c1", filters={"source_tags": ["kb"]})

@@ -27,6 +27,7 @@ from skillrag.skill import (
     SkillTools,
     check_skill_folder,
     import_tau2,
+    ingest_references,
     install_builtin_skills,
     render_manual,
     validate_output,
@@ -47,8 +48,8 @@ cases_app = typer.Typer(help="Support cases: import, list, show (agent-facing fi
                          no_args_is_help=True)
 tool_app = typer.Typer(help="The skill's four tools: load-case, retrieve, get-article, save-output.",
                        no_args_is_help=True)
-skill_app = typer.Typer(help="Skills: list, show, install, export as an Agent Skills folder, check.",
-                        no_args_is_help=True)
+skill_app = typer.Typer(help="Skills: list, show, install, ingest references, export as an Agent Skills folder, "
+                        "check.", no_args_is_help=True)
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -384,6 +385,21 @@ def skill_install(workspace: WorkspaceOpt = None,
     """Copy the built-in skills into the workspace's skills/ folder, to edit them."""
     names = install_builtin_skills(open_workspace(workspace), overwrite=force)
     console.print(f"installed: {', '.join(names)}" if names else "nothing to install (already present)")
+
+
+@skill_app.command("ingest")
+def skill_ingest(name: Annotated[str, typer.Argument(metavar="NAME")], workspace: WorkspaceOpt = None,
+                 json_out: JsonOpt = False) -> None:
+    """Ingest the skill's references/*.md notes as its reference notes (only this skill retrieves them;
+    a note's front matter `url` is what its citations link to). Run `skillrag index` afterwards."""
+    ws = open_workspace(workspace)
+    with ws.write_lock("skill ingest"):
+        report = ingest_references(ws, SkillRegistry(ws).get(name))
+    counts = report.counts()
+    if json_out:
+        print_json({"skill": name, "counts": counts, "changed": report.changed, "removed": report.removed})
+        return
+    console.print(f"{name} references: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
 
 
 @skill_app.command("export")

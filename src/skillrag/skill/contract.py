@@ -52,7 +52,7 @@ ALLOWED_TOP_FIELDS = REQUIRED_TOP_FIELDS + OPTIONAL_TOP_FIELDS
 #: Fields of each snippet (all required, all non-empty strings; no others allowed).
 SNIPPET_FIELDS = ("source_article", "source_title", "text", "why")
 
-_ID = ID_PATTERN  # article and case ids: the corpus's plain identifiers
+_ID = ID_PATTERN  # the one id rule (anchored with \A...\Z: "ok\n" is not an id)
 
 _CHAR_MAP: dict[str, str] = {}
 for _c in "\u2018\u2019\u201a\u201b\u2032\u02bc":

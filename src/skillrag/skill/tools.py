@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from skillrag import __version__
-from skillrag.corpus import Article, ArticleStore, check_id, summarize
+from skillrag.corpus import Article, ArticleStore, ScopedArticles, SourceScope, check_id, summarize
 from skillrag.errors import (
     ArticleNotFound,
     CaseNotFound,
@@ -282,7 +282,9 @@ class SkillTools:
     ``log_path``, when given, receives one JSON line per call (the latency log). ``limits`` are the
     per-case budgets of sessions this object starts (default: the skill's, else the workspace's);
     ``surface`` names who calls (``cli``, ``mcp``, ``harness``, ``python``) in the account.
-    ``session`` is the case session calls go to when they name no case (set by ``load_case``).
+    ``session`` is the case session calls go to when they name no case (set by ``load_case``). On the
+    agent surfaces a call must belong to a case session (``use_case``); on the Python API (the
+    default ``surface``) a call outside any case session runs uncharged, with ``budget`` None.
     """
 
     def __init__(
@@ -307,6 +309,7 @@ class SkillTools:
         self.surface = surface
         self._ledger: BudgetLedger | None = None
         self.session: BudgetState | None = None
+        self._articles: ScopedArticles | None = None
 
     # -- plumbing ---------------------------------------------------------------------------
     @property
@@ -321,6 +324,14 @@ class SkillTools:
         if self._store is None:
             self._store = ArticleStore(self.workspace)
         return self._store
+
+    @property
+    def articles(self) -> ScopedArticles:
+        """The articles this skill may search, read and cite (``corpus.ScopedArticles``): its
+        ``allowed_sources`` of the shared corpus plus its own reference notes."""
+        if self._articles is None:
+            self._articles = self.store.scoped(SourceScope.of(self.skill.name, self.skill.config.allowed_sources))
+        return self._articles
 
     @property
     def cases(self) -> CaseFile:
@@ -359,10 +370,6 @@ class SkillTools:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             with self.log_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps({"skill": self.skill.name, **call.to_dict()}, ensure_ascii=False) + "\n")
-
-    def _allowed(self, art: Article) -> bool:
-        allowed = self.skill.config.allowed_sources
-        return allowed is None or art.source_tag in allowed
 
     # -- case sessions ------------------------------------------------------------------------
     def start_session(self, case_id: str, *, new: bool = False, private: bool = False,
@@ -405,14 +412,24 @@ class SkillTools:
         if case_id is not None and not (self.session is not None and self.session.case_id == case_id):
             check_id(case_id, "case")
             return self.ledger.current(case_id, self.skill.name)
-        return self.use_case(case_id)
+        return self._account(case_id)
 
     def budget(self, case_id: str | None = None) -> BudgetState:
         """The current account of the case's session (see ``use_case``)."""
         return self.ledger.get(self.use_case(case_id).session_id)
 
-    def _charged(self, kind: Charge, tool: str, target: str, state: BudgetState,
-                 fn: Callable[[], T]) -> tuple[T, BudgetState]:
+    def _account(self, case_id: str | None) -> BudgetState | None:
+        """The session a tool call is charged to (``use_case``), except on the Python API (``surface
+        "python"``): there a call that names no case and has no session of its own is not charged
+        (None), and never goes to another process's open case."""
+        if case_id is None and self.session is None and self.surface == "python":
+            return None
+        return self.use_case(case_id)
+
+    def _charged(self, kind: Charge, tool: str, target: str, state: BudgetState | None,
+                 fn: Callable[[], T]) -> tuple[T, BudgetState | None]:
+        if state is None:
+            return fn(), None
         after, seq = self.ledger.charge(state.session_id, kind, tool, target)
         try:
             return fn(), after
@@ -456,13 +473,14 @@ class SkillTools:
             if not isinstance(query, str) or not query.strip():
                 raise EmptyInputError("empty query: give some words to search for")
             flt = self._filters(filters)
-            state = self.use_case(case_id)
-            state_box["s"] = state
+            state = self._account(case_id)
+            if state is not None:
+                state_box["s"] = state
 
             def search() -> tuple[list[Any], list[Any]]:
-                hits = list(self.retriever.search(query, k=kk, filters=flt))
+                hits = self.articles.search(self.retriever, query, kk, filters=flt)
                 finder = getattr(self.retriever, "search_pages", None)
-                found = list(finder(query, k=n_pages, filters=flt)) if callable(finder) and n_pages > 0 else []
+                found = self._scoped_pages(finder, query, n_pages, flt) if callable(finder) and n_pages > 0 else []
                 return hits, found
 
             (hits, found), after = self._charged("query", "retrieve", query, state, search)
@@ -483,8 +501,9 @@ class SkillTools:
             if not isinstance(page_id, str):
                 raise InvalidIdError(f"{page_id!r} is not a valid page id")
             check_page_id(page_id)
-            state = self.use_case(case_id)
-            state_box["s"] = state
+            state = self._account(case_id)
+            if state is not None:
+                state_box["s"] = state
 
             def read() -> Any:
                 reader = getattr(self._retriever, "read_page", None)
@@ -495,10 +514,8 @@ class SkillTools:
                 return read_page(self.workspace, page_id, store=self.store)
 
             view, after = self._charged("query", "retrieve", f"page:{page_id}", state, read)
-            allowed = self.skill.config.allowed_sources
-            if allowed is not None:  # a page may cite articles outside the skill's sources: leave them out
-                keep = {a.id for a in self.store.get_many([a.id for a in view.articles]).values()
-                        if a.source_tag in allowed}
+            if self.articles.source_tags() is not None:  # a page may cite articles outside the scope: leave them out
+                keep = self.articles.get_many([a.id for a in view.articles])
                 view = replace(view, articles=tuple(a for a in view.articles if a.id in keep))
             return PageRead(view, after)
 
@@ -516,13 +533,12 @@ class SkillTools:
 
         def run() -> ArticleView:
             check_id(article_id)
-            state = self.use_case(case_id)
-            state_box["s"] = state
+            state = self._account(case_id)
+            if state is not None:
+                state_box["s"] = state
 
             def read() -> ArticleView:
-                art = self.store.get(article_id)
-                if not self._allowed(art):
-                    raise ArticleNotFound(f"article {article_id!r} is outside this skill's allowed sources")
+                art = self.articles.get(article_id)
                 infos = section_infos(art)
                 offset: int | None = 0
                 if section is not None:
@@ -576,12 +592,17 @@ class SkillTools:
             consulted = output.get("articles_consulted")
             if isinstance(consulted, list):
                 ids.update(a for a in consulted if isinstance(a, str))
-        arts = self.store.get_many(ids) if ids else {}
+        inside, outside = self.articles.resolve(ids) if ids else ({}, {})
+        arts = {**inside, **outside}  # the contract checks every cited body; the reasons below reject `outside`
         reasons = validate_output(output, {a: art.body for a, art in arts.items()}, self.skill.config.limits())
         for i, s in enumerate(snippets):
             aid = s.get("source_article") if isinstance(s, dict) else None
-            if isinstance(aid, str) and aid in arts and not self._allowed(arts[aid]):
+            if isinstance(aid, str) and aid in outside:
                 reasons.append(f"snippets[{i}].source_article: {aid!r} is outside this skill's allowed sources")
+        consulted = output.get("articles_consulted") if isinstance(output, dict) else None
+        for a in consulted if isinstance(consulted, list) else []:
+            if isinstance(a, str) and a in outside:
+                reasons.append(f"articles_consulted: {a!r} is outside this skill's allowed sources")
         return reasons, arts
 
     def save_output(self, output: dict[str, Any], path: Path | None = None, *, check: bool = False) -> SavedOutput:
@@ -609,7 +630,7 @@ class SkillTools:
             state: BudgetState | None
             try:
                 # a check spends nothing and starts nothing: it reads the case's session if there is one
-                state = self._find_session(case) if check else self.use_case(case)
+                state = self._find_session(case) if check else self._account(case)
             except (UserError, InvalidIdError):
                 state = None  # no case to charge: the contract names what is wrong with case_id
             if state is not None:
@@ -680,8 +701,9 @@ class SkillTools:
 
     # -- filters ------------------------------------------------------------------------------
     def _filters(self, filters: Any) -> Any:
-        """``SearchFilters`` from ``filters`` (a ``SearchFilters``, a mapping of its fields, or None),
-        restricted to the skill's ``allowed_sources``; None when nothing restricts."""
+        """``SearchFilters`` from ``filters`` (a ``SearchFilters``, a mapping of its fields, or None);
+        None when nothing restricts. The skill's scope is applied on top by ``articles.search``; a tag
+        the scope holds no article of is refused with a line naming the tags in scope."""
         from skillrag.search import SearchFilters
 
         if filters is None:
@@ -690,16 +712,32 @@ class SkillTools:
             flt = filters
         else:
             flt = SearchFilters(**{k: (list(v) if v else None) for k, v in dict(filters).items()})
-        allowed = self.skill.config.allowed_sources
-        if allowed is not None:
-            if flt.source_tags:
-                outside = [t for t in flt.source_tags if t not in allowed]
-                if outside:
-                    raise UserError(f"source tag(s) {', '.join(outside)} are outside this skill's sources "
-                                    f"({', '.join(allowed) or 'none'})")
-            else:
-                flt = flt.model_copy(update={"source_tags": list(allowed)})
+        tags = self.articles.source_tags()
+        if flt.source_tags and tags is not None:
+            outside = [t for t in flt.source_tags if t not in tags]
+            if outside:
+                raise UserError(f"source tag(s) {', '.join(outside)} are outside this skill's sources "
+                                f"({', '.join(tags) or 'none'})")
         return None if flt.is_empty() else flt
+
+    def _scoped_pages(self, finder: Callable[..., Any], query: str, k: int, filters: Any) -> list[Any]:
+        """``search_pages`` restricted to the skill's scope: pages list only in-scope articles, and a
+        page left with none is dropped."""
+        tags = self.articles.source_tags()
+        if tags is None:
+            return list(finder(query, k=k, filters=filters))
+        if not tags:
+            return []
+        from skillrag.search import SearchFilters
+
+        narrowed = [t for t in (filters.source_tags or tags) if t in tags] if filters is not None else tags
+        if not narrowed:
+            return []
+        base = filters if filters is not None else SearchFilters()
+        pages = finder(query, k=k, filters=base.model_copy(update={"source_tags": narrowed}))
+        keep = self.articles.get_many([a.id for p in pages for a in p.articles])
+        out = [replace(p, articles=tuple(a for a in p.articles if a.id in keep)) for p in pages]
+        return [p for p in out if p.articles]
 
     @staticmethod
     def _filter_args(filters: Any) -> dict[str, Any]:
