@@ -24,12 +24,33 @@ CREATE TABLE IF NOT EXISTS articles (
     sections     TEXT NOT NULL DEFAULT '[]',
     status       TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'removed')),
     changed      INTEGER NOT NULL DEFAULT 0,
-    updated_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+    updated_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    parent       TEXT,
+    heading_path TEXT NOT NULL DEFAULT '[]',
+    parent_offset INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX IF NOT EXISTS articles_parent ON articles (parent);
 """
+
+#: Columns added after the first release: ``name -> definition`` (added to older stores on open).
+_ADDED_COLUMNS = {
+    "parent": "TEXT",
+    "heading_path": "TEXT NOT NULL DEFAULT '[]'",
+    "parent_offset": "INTEGER NOT NULL DEFAULT 0",
+}
+
+#: Active articles that were split into section-articles (search and the wiki use the sections).
+SPLIT_DOCUMENTS = "SELECT parent FROM articles WHERE parent IS NOT NULL AND status = 'active'"
 
 
 def ensure_schema(conn: sqlite3.Connection) -> None:
+    """Create the article table, or add the columns an older store lacks."""
+    have = {r[1] for r in conn.execute("PRAGMA table_info(articles)")}
+    if have:
+        for name, decl in _ADDED_COLUMNS.items():
+            if name not in have:
+                conn.execute(f"ALTER TABLE articles ADD COLUMN {name} {decl}")
+        conn.commit()
     conn.executescript(SCHEMA)
 
 
@@ -44,6 +65,9 @@ def _row_to_article(row: sqlite3.Row) -> Article:
         sections=[Section(**s) for s in json.loads(row["sections"])],
         status=row["status"],
         changed=bool(row["changed"]),
+        parent=row["parent"],
+        heading_path=json.loads(row["heading_path"]),
+        parent_offset=row["parent_offset"],
     )
 
 
@@ -80,16 +104,34 @@ class ArticleStore:
                     out[row["id"]] = _row_to_article(row)
         return out
 
-    def list(self, *, include_removed: bool = False) -> list[Article]:
-        """Every active article (and removed ones if asked), sorted by id."""
-        q = "SELECT * FROM articles" + ("" if include_removed else " WHERE status='active'") + " ORDER BY id"
+    def list(self, *, include_removed: bool = False, split_documents: bool = True) -> list[Article]:
+        """Every active article (and removed ones if asked), sorted by id.
+
+        ``split_documents=False`` leaves out the documents that were split into section-articles
+        (their sections stay): the units search and the navigation layer work on."""
+        where = [] if include_removed else ["status='active'"]
+        if not split_documents:
+            where.append(f"id NOT IN ({SPLIT_DOCUMENTS})")
+        q = "SELECT * FROM articles" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
         with self.workspace.connect() as conn:
             return [_row_to_article(r) for r in conn.execute(q)]
 
-    def hashes(self) -> dict[str, str]:
-        """``id -> content_hash`` of every active article."""
+    def sections_of(self, document_id: str) -> list[Article]:
+        """The active section-articles split from ``document_id``, in document order (empty when the
+        document was not split)."""
+        check_id(document_id)
         with self.workspace.connect() as conn:
-            return dict(conn.execute("SELECT id, content_hash FROM articles WHERE status='active'").fetchall())
+            rows = conn.execute("SELECT * FROM articles WHERE parent = ? AND status='active' ORDER BY parent_offset",
+                                (document_id,)).fetchall()
+        return [_row_to_article(r) for r in rows]
+
+    def hashes(self) -> dict[str, str]:
+        """``id -> content_hash`` of every active article that search and the navigation layer use:
+        a split document is left out, since its sections cover every character of it."""
+        with self.workspace.connect() as conn:
+            return dict(conn.execute(
+                f"SELECT id, content_hash FROM articles WHERE status='active' AND id NOT IN ({SPLIT_DOCUMENTS})"
+            ).fetchall())
 
     def count(self) -> int:
         with self.workspace.connect() as conn:

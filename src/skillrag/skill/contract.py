@@ -51,7 +51,7 @@ ALLOWED_TOP_FIELDS = REQUIRED_TOP_FIELDS + OPTIONAL_TOP_FIELDS
 #: Fields of each snippet (all required, all non-empty strings; no others allowed).
 SNIPPET_FIELDS = ("source_article", "source_title", "text", "why")
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.()+\-:]{0,199}$")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.()+\-:#]{0,199}$")
 
 _CHAR_MAP: dict[str, str] = {}
 for _c in "\u2018\u2019\u201a\u201b\u2032\u02bc":

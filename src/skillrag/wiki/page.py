@@ -80,7 +80,7 @@ class LinkType(StrEnum):
 
 LINK_TYPES: tuple[str, ...] = tuple(t.value for t in LinkType)
 #: ``[type: article-id]`` inside page text.
-LINK_RE = re.compile(r"\[(" + "|".join(LINK_TYPES) + r"):\s*([A-Za-z0-9][A-Za-z0-9_.()+\-:]*)\]")
+LINK_RE = re.compile(r"\[(" + "|".join(LINK_TYPES) + r"):\s*([A-Za-z0-9][A-Za-z0-9_.()+\-:#]*)\]")
 
 
 def check_page_id(value: str) -> str:
@@ -250,7 +250,7 @@ def render_page(page: Page) -> str:
 _H2 = re.compile(r"^##[ \t]+(.+?)[ \t]*$", re.MULTILINE)
 _NUM = re.compile(r"^\d+[.)][ \t]+(.*)$")
 _BULLET = re.compile(r"^[-*][ \t]+(.*)$")
-_SOURCE = re.compile(r"^`?([A-Za-z0-9][A-Za-z0-9_.()+\-:]*)`?(?:[ \t]+[—–-][ \t]+(.*))?$")
+_SOURCE = re.compile(r"^`?([A-Za-z0-9][A-Za-z0-9_.()+\-:#]*)`?(?:[ \t]+[—–-][ \t]+(.*))?$")
 
 
 def _sections(body: str) -> dict[str, list[str]]:

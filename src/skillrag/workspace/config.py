@@ -37,6 +37,18 @@ class CorpusSettings(_Section):
     """Content layer: how source files become articles."""
 
     summary_chars: int = Field(400, ge=50, description="Length of `article --summary`, in characters.")
+    split_chars: int = Field(
+        10_000, ge=0, description="Documents longer than this are also stored as section-articles split at "
+        "their headings, in characters; 0 = never by size."
+    )
+    split_headings: bool = Field(
+        False, description="Split every document that has headings into section-articles, whatever its size "
+        "(`skillrag ingest --split-sections` for one ingest)."
+    )
+    max_article_bytes: int = Field(
+        5_000_000, ge=1, description="Largest article (a whole document before splitting) ingest accepts, "
+        "in bytes of UTF-8 text; a larger one is rejected."
+    )
 
 
 class SearchSettings(_Section):
