@@ -5,7 +5,7 @@ import pytest
 from skillrag.corpus import ArticleStore
 from skillrag.errors import EmptyInputError, UserError
 from skillrag.wiki import audit_structure, build_wiki, layer_fingerprint, load_pages
-from skillrag.wiki.extractive import build_extractive, classify_link, group_articles, group_key
+from skillrag.wiki.extractive import build_extractive, classify_link, group_key
 from skillrag.wiki.page import LinkType
 from skillrag.workspace import Workspace
 
@@ -37,15 +37,6 @@ def test_classify_link():
     assert classify_link("Opening Procedure", "Use open_bank_account_4821 to open it.") is LinkType.tool
     assert classify_link("Escalation") is LinkType.escalation
     assert classify_link("Miscellaneous", "nothing here") is LinkType.reference
-
-
-def test_large_groups_split_under_the_cap_into_balanced_pages(ws):
-    arts = ArticleStore(ws).list()
-    big = [arts[0].model_copy(update={"id": f"doc_big_{i:03d}", "title": f"Topic {i % 3} item"}) for i in range(23)]
-    groups = group_articles(arts + big, max_group=10)
-    sizes = sorted(len(g) for g in groups if group_key(g[0].id) == "doc_big")
-    assert sizes == [7, 8, 8] and all(len(g) <= 10 for g in groups)
-    assert sum(len(g) for g in groups) == len(arts) + 23
 
 
 def test_same_articles_same_layer(ws, tmp_path, corpus_dir, make_ws):

@@ -97,7 +97,14 @@ class WikiSettings(_Section):
     candidate_pages: int = Field(5, ge=1, le=50, description="Existing pages shown to the model per article.")
     max_retries: int = Field(2, ge=0, description="Retries per article after an invalid page.")
     concurrency: int = Field(1, ge=1, le=32, description="Model calls in flight at once.")
-    max_group: int = Field(5, ge=1, le=100, description="Extractive builder: most articles merged into one page.")
+    max_group: int = Field(
+        5, ge=1, le=100, description="Extractive builder: most articles in one topic page clustered by text "
+        "similarity (families found from ids, titles or names are never split), in articles."
+    )
+    max_steps: int = Field(
+        40, ge=1, le=500, description="Extractive builder: procedure steps on one entity page (its article list "
+        "is never capped), in steps."
+    )
 
 
 class ModelSettings(_Section):
