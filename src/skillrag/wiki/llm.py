@@ -57,7 +57,7 @@ __all__ = [
 #: Token estimates use this many characters per token (a common rule of thumb for English text).
 CHARS_PER_TOKEN = 4
 #: A list of article ids in a prompt (a page's sources, a family) is cut to this many characters.
-ID_LIST_CHARS = 4000
+ID_LIST_CHARS = 2500
 
 
 def _id_list(ids: list[str] | tuple[str, ...]) -> str:
