@@ -214,29 +214,37 @@ def _by_title(arts: list[Article]) -> tuple[list[Family], list[Article]]:
 
 
 def capitalised_names(title: str) -> list[str]:
-    """Capitalised spans of two words or more in ``title`` (``"Linking Blue Account with Gold
-    Savings"`` -> ``["Blue Account", "Gold Savings"]``); a span may hold ``of``/``and``/``&``/``+``
-    between capitalised words. The title's first word counts only when the span has two words or more."""
+    """Capitalised spans of two words or more in ``title`` (``"Blue Account with Gold Savings"`` ->
+    ``["Blue Account", "Gold Savings"]``); a span may hold ``of``/``and``/``&``/``+`` between
+    capitalised words. A span that starts the title is also given without its first word, which may
+    be capitalised only because it starts a sentence (``Linking Blue Savings`` -> ``Blue Savings``)."""
     words = clean_title(title).replace(":", " : ").split()
-    out, run = [], []
+    out: list[str] = []
+    run: list[str] = []
+    start = [0]
 
-    def flush() -> None:
+    def flush(at: int) -> None:
         while run and run[-1].lower() in _CONNECTORS:
             run.pop()
-        caps = [w for w in run if w[:1].isupper() or w[:1].isdigit()]
-        if len(caps) >= 2 and run[0].lower() not in _NOT_NAMES:
-            out.append(" ".join(run))
+        spans = [run[:], run[1:]] if start[0] == 0 else [run[:]]  # "Linking Blue Savings": also "Blue Savings"
+        for span in spans:
+            caps = [w for w in span if w[:1].isupper() or w[:1].isdigit()]
+            if len(caps) >= 2 and span[0].lower() not in _NOT_NAMES and span[0].lower() not in _CONNECTORS:
+                out.append(" ".join(span))
         run.clear()
+        start[0] = at
 
-    for w in words:
+    for i, w in enumerate(words):
         bare = w.strip(",.;!?'\"“”")
         if bare and (bare[:1].isupper() or (bare[:1].isdigit() and run)) and bare != ":":
+            if not run:
+                start[0] = i
             run.append(bare)
         elif run and bare.lower() in _CONNECTORS:
             run.append(bare)
         else:
-            flush()
-    flush()
+            flush(i + 1)
+    flush(len(words))
     return out
 
 
