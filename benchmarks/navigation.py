@@ -134,8 +134,8 @@ def main(argv: list[str] | None = None) -> int:
          "the same number of articles the wiki call reaches for that task. *Wins / losses* count tasks "
          "where wiki enumeration is above / below direct recall@k."),
         "",
-        "| layer | pages (entity / aspect / topic) | direct recall@k | wiki recall@k | p | wiki enumeration "
-        "| direct, matched | median articles reached | wins / losses vs direct |",
+        ("| layer | pages (entity / aspect / topic) | direct recall@k | wiki recall@k | p | wiki enumeration "
+        "| direct, matched | median articles reached | wins / losses vs direct |"),
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for variant, label, kinds, res in results:

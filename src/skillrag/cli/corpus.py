@@ -9,7 +9,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from skillrag.cli._common import JsonOpt, WorkspaceOpt, console, err_console, open_workspace, print_json, write_raw
+from skillrag.cli._common import (
+    JsonOpt,
+    WorkspaceOpt,
+    console,
+    err_console,
+    open_workspace,
+    print_json,
+    write_raw,
+)
 from skillrag.corpus import ArticleStore, count_files, ingest, summarize
 from skillrag.workspace import Workspace
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillrag.errors import InvalidIdError
 
-__all__ = ["Article", "Section", "SourceArticle", "content_hash", "check_id", "ID_PATTERN"]
+__all__ = ["ID_PATTERN", "Article", "Section", "SourceArticle", "check_id", "content_hash"]
 
 #: A plain identifier: letters, digits and ``_ . - + ( ) : #``; no path separators, no ``..``.
 #: ``#`` joins a split document's id and a section slug (``manual#roaming``).

@@ -10,7 +10,7 @@ from skillrag.corpus.model import Article, Section, check_id
 from skillrag.errors import ArticleNotFound
 from skillrag.workspace import Workspace
 
-__all__ = ["ArticleStore", "SCHEMA"]
+__all__ = ["SCHEMA", "ArticleStore"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS articles (

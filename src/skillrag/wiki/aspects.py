@@ -42,27 +42,9 @@ MIN_ENTITY_SHARE = 0.2
 #: hundreds of entities is no page an agent can read).
 MAX_SIBLINGS = 100
 _STEMMER = Stemmer.Stemmer("english")
-_STOP = frozenset(STOPWORDS_EN) | frozenset((
-    "a about above after again against all am an and any are as at be because been before being below between "
-    "both but by can could did do does doing down during each few for from further had has have having he her "
-    "here hers him his how i if in into is it its itself just me more most my no nor not now of off on once only "
-    "or other our ours out over own same she should so some such than that the their them then there these they "
-    "this those through to too under until up very was we were what when where which while who whom why will "
-    "with would you your yours internal faq faqs vs versus get gets got see seen good many much also may might "
-    "must new one two via per like well"
-).split())
+_STOP = frozenset(STOPWORDS_EN) | frozenset(["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "internal", "faq", "faqs", "vs", "versus", "get", "gets", "got", "see", "seen", "good", "many", "much", "also", "may", "might", "must", "new", "one", "two", "via", "per", "like", "well"])
 #: Words of titles and headings that name no aspect of a product.
-_GENERIC = frozenset(_STEMMER.stemWords((
-    "guide complete overview glance summary snapshot introduction intro started getting get start understanding "
-    "understand explained explain explanation how what why when where who which work works working use using "
-    "used tip tips practical best practice practices important note notes detail details key quick reference "
-    "frequently asked question questions example examples common general information info help helpful thing "
-    "things need know about more other new step steps process procedure procedures manage managing management "
-    "program programme option options feature features benefit benefits account accounts card cards service "
-    "services product products customer customers agent agents support contents table do make can will "
-    "expect next your you our one two three first part section chapter document manual handbook happen "
-    "happens arrive arrived"
-).split()))
+_GENERIC = frozenset(_STEMMER.stemWords(["guide", "complete", "overview", "glance", "summary", "snapshot", "introduction", "intro", "started", "getting", "get", "start", "understanding", "understand", "explained", "explain", "explanation", "how", "what", "why", "when", "where", "who", "which", "work", "works", "working", "use", "using", "used", "tip", "tips", "practical", "best", "practice", "practices", "important", "note", "notes", "detail", "details", "key", "quick", "reference", "frequently", "asked", "question", "questions", "example", "examples", "common", "general", "information", "info", "help", "helpful", "thing", "things", "need", "know", "about", "more", "other", "new", "step", "steps", "process", "procedure", "procedures", "manage", "managing", "management", "program", "programme", "option", "options", "feature", "features", "benefit", "benefits", "account", "accounts", "card", "cards", "service", "services", "product", "products", "customer", "customers", "agent", "agents", "support", "contents", "table", "do", "make", "can", "will", "expect", "next", "your", "you", "our", "one", "two", "three", "first", "part", "section", "chapter", "document", "manual", "handbook", "happen", "happens", "arrive", "arrived"]))
 _LEAD = re.compile(r"\b(?:at a glance|complete guide|overview|getting started|summary|snapshot|introduction|"
                    r"what is|welcome)\b", re.IGNORECASE)
 
@@ -191,11 +173,11 @@ def _name(phrases: Counter[str], terms: frozenset[str]) -> str:
     fitting = [(c, p) for p, c in phrases.items()
                if terms <= _stems(p) and len(p.split()) <= 5]
     if fitting:
-        c, p = sorted(fitting, key=lambda cp: (-cp[0], len(cp[1]), cp[1]))[0]
+        _c, p = min(fitting, key=lambda cp: (-cp[0], len(cp[1]), cp[1]))
         p = re.sub(r"\s+", " ", p).strip()
         return p[:1].upper() + p[1:]
     words = Counter(w for p in phrases for w in _words(p) if stem(w) in terms)
-    return (words.most_common(1)[0][0] if words else sorted(terms)[0]).capitalize()
+    return (words.most_common(1)[0][0] if words else min(terms)).capitalize()
 
 
 def _names(named: dict[str, tuple[frozenset[str], dict]], phrases: dict[str, Counter[str]]) -> list[str]:

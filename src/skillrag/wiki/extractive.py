@@ -72,7 +72,7 @@ def _ref(art: Article, summary: str, *, short: bool = False) -> SourceRef:
     return SourceRef(id=art.id, title=_label(art) if short else clean_title(art.title), summary=summary)
 
 
-_SELF = re.compile(r"\bthis (?:article|guide|page|section|manual|handbook|document|procedure|policy)\b", re.I)
+_SELF = re.compile(r"\bthis (?:article|guide|page|section|manual|handbook|document|procedure|policy)\b", re.IGNORECASE)
 
 
 def _intent(arts: Sequence[Article], lead: Article, name: str, title: str) -> str:

@@ -51,13 +51,11 @@ _NUM_TAIL = re.compile(r"[_\-.]?\d+$")
 _KEY_SPLIT = re.compile(r"[_\-\s]+")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'+\-]*|\([^)]*\)")
 _STOP = frozenset(
-    "a an and are as at be by for from how in internal is it of on or the to what when with your you this that "
-    "can our we may not vs versus faq".split()
+    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "in", "internal", "is", "it", "of", "on", "or", "the", "to", "what", "when", "with", "your", "you", "this", "that", "can", "our", "we", "may", "not", "vs", "versus", "faq"]
 )
 #: Words that never start a named entity on their own ("How", "Why" …) or join one as a connector.
 _CONNECTORS = frozenset({"of", "and", "&", "+", "for", "the"})
-_NOT_NAMES = frozenset("how what why when where who which can do does is are your my our faq internal "
-                       "understanding getting using managing".split())
+_NOT_NAMES = frozenset(["how", "what", "why", "when", "where", "who", "which", "can", "do", "does", "is", "are", "your", "my", "our", "faq", "internal", "understanding", "getting", "using", "managing"])
 
 
 def group_key(article_id: str) -> str:
@@ -206,7 +204,7 @@ def _by_title(arts: list[Article]) -> tuple[list[Family], list[Article]]:
     fams = []
     for key, members in sorted(heads.items()):
         if len(members) >= 2:
-            name = sorted(names[key].items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+            name = min(names[key].items(), key=lambda kv: (-kv[1], kv[0]))[0]
             fams.append(Family(key=key, name=name, found_by="title", articles=members))
         else:
             rest.extend(members)
@@ -264,12 +262,12 @@ def _by_named_entity(arts: list[Article]) -> tuple[list[Family], list[Article]]:
         if not shared:
             rest.append(a)
             continue
-        best = sorted(shared, key=lambda k: (-support[k], -len(k), k))[0]
+        best = min(shared, key=lambda k: (-support[k], -len(k), k))
         groups[best].append(a)
     fams = []
     for key, members in sorted(groups.items()):
         if len(members) >= 2:
-            name = sorted(names[key].items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+            name = min(names[key].items(), key=lambda kv: (-kv[1], kv[0]))[0]
             fams.append(Family(key=key, name=name, found_by="named-entity", articles=members))
         else:
             rest.extend(members)
@@ -446,7 +444,7 @@ def _best_span(f: Family, tail: list[str]) -> str | None:
     if not votes:
         return None
     score = {c: sum(v for s, v in votes.items() if c == s or c.startswith(s + " ")) for c in votes}
-    return sorted(score, key=lambda c: (-score[c], -len(c), c))[0]
+    return min(score, key=lambda c: (-score[c], -len(c), c))
 
 
 def _entity_name(f: Family) -> str:

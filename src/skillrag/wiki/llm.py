@@ -37,7 +37,17 @@ from skillrag.wiki.candidates import PageSearch
 from skillrag.wiki.extractive import aspect_page_id, aspect_title
 from skillrag.wiki.families import Family, find_families
 from skillrag.wiki.layer import Layer
-from skillrag.wiki.page import LINK_TYPES, Link, LinkType, Page, PageKind, SourceRef, Step, render_page, slugify
+from skillrag.wiki.page import (
+    LINK_TYPES,
+    Link,
+    LinkType,
+    Page,
+    PageKind,
+    SourceRef,
+    Step,
+    render_page,
+    slugify,
+)
 from skillrag.wiki.variants import apply_variant
 from skillrag.workspace import Workspace
 

@@ -118,7 +118,7 @@ class ScriptedPageModel:
         elif create_entity:
             kind, new_title = "entity", create_entity.group(1)
         else:
-            for pid, page in candidates.items():
+            for page in candidates.values():
                 if full and aid not in page["ids"]:
                     continue
                 same_group = self.merge and any(group_key(s) == group_key(aid) for s in page["ids"])

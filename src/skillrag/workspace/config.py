@@ -23,9 +23,9 @@ __all__ = [
     "SkillWebSettings",
     "WikiSettings",
     "WorkspaceConfig",
+    "dump_config",
     "load_config",
     "load_yaml_model",
-    "dump_config",
 ]
 
 
