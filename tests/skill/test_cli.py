@@ -134,3 +134,13 @@ def test_validate_a_folder_or_binary_file_is_a_one_line_error(tmp_path, good, ca
     assert main(["validate", str(binary), "--articles", str(tmp_path)]) == 2
     err = _out(capsys)[1]
     assert err.startswith("error:") and "not UTF-8" in err
+
+
+def test_skill_check_of_a_missing_folder_is_an_error_line(tmp_path, capsys):
+    # regression: `skill check /nonexistent` printed "- /nonexistent: not a folder" and exited 1
+    assert main(["skill", "check", str(tmp_path / "nonexistent")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {tmp_path / 'nonexistent'}: no such folder\n"
+    (tmp_path / "file").write_text("x")
+    assert main(["skill", "check", str(tmp_path / "file")]) == 2
+    assert capsys.readouterr().err == f"error: {tmp_path / 'file'}: not a folder\n"

@@ -290,6 +290,8 @@ def skill_export(
 def skill_check(folder: Annotated[Path, typer.Argument(metavar="DIR", help="A skill folder.")],
                 json_out: JsonOpt = False) -> None:
     """Check a skill folder against the Agent Skills specification. Exit 1 when it does not conform."""
+    if not folder.is_dir():
+        raise UserError(f"{folder}: {'not a folder' if folder.exists() else 'no such folder'}")
     problems = check_skill_folder(folder)
     if json_out:
         print_json({"ok": not problems, "problems": problems})
