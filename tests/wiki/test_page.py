@@ -120,3 +120,13 @@ def test_page_ids_and_slugs():
     for bad in ("A", "a--b", "-a", "a/b", "../x", ""):
         with pytest.raises(InvalidIdError):
             check_page_id(bad)
+
+
+def test_the_package_exports_what_it_lists():
+    from skillrag import corpus, wiki
+
+    for pkg in (wiki, corpus):
+        assert sorted(pkg.__all__) == sorted(set(pkg.__all__))
+        assert all(hasattr(pkg, name) for name in pkg.__all__)
+    assert {"Family", "find_families", "Aspect", "find_aspects", "PAGE_KINDS"} <= set(wiki.__all__)
+    assert "split_document" in corpus.__all__
