@@ -45,14 +45,26 @@ def ranked_pages(retriever, query: str, p: int) -> list[tuple[str, list[str]]]:
     """The top ``p`` pages of one wiki retrieve call: ``(page id, cited article ids)``."""
     search_pages = getattr(retriever, "search_pages", None)
     if callable(search_pages):  # the public call, once the retriever has it
-        hits = search_pages(query, k=p)
-        return [(h.page_id, [a if isinstance(a, str) else a.article_id for a in h.articles]) for h in hits]
+        return [_page_hit(h) for h in search_pages(query, k=p)]
     qvec = retriever.query_vector(query) if retriever.mode != "bm25" else None
     out = []
     for i, _ in retriever.rank_items(query, qvec=qvec)[:p]:
         item = retriever.items[i]
         out.append((item["id"], list(item["cites"])))
     return out
+
+
+def _page_hit(hit: object) -> tuple[str, list[str]]:
+    """``(page id, cited article ids)`` of a ``PageHit`` (the shape the retriever's ``search_pages``
+    documents: the page's id and its cited articles, each an id or an object with ``article_id``/``id``)."""
+    pid = getattr(hit, "page_id", None) or getattr(hit, "id", None)
+    arts = getattr(hit, "articles", None)
+    if arts is None:
+        arts = getattr(hit, "article_ids", None)
+    if pid is None or arts is None:
+        raise SystemExit(f"error: unexpected page hit {hit!r} from search_pages (no page id or articles)")
+    ids = [a if isinstance(a, str) else (getattr(a, "article_id", None) or a.id) for a in arts]
+    return str(pid), ids
 
 
 def share(found: set[str], relevant: set[str]) -> float:
