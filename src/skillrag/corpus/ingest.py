@@ -7,6 +7,10 @@ whole and also as section-articles split at its headings (``skillrag.corpus.spli
 *changed* (content hash differs: flagged so dependants rebuild), or *unchanged* (not touched).
 Articles previously ingested from the same root and now absent are marked *removed*. An id already
 taken by an active article from another source file that still exists is rejected, not overwritten.
+
+With ``skill=NAME`` the files are that skill's ``references/`` bundle (Markdown notes only): each note
+is stored as a *reference* owned by the skill (``Article.skill``), with id ``NAME:<id>`` and source tag
+``reference:NAME``, so only that skill's scope (``corpus.SourceScope``) ever sees it.
 """
 
 from __future__ import annotations
@@ -19,10 +23,10 @@ from typing import Any
 
 from skillrag.corpus.loaders import iter_source_files, loader_for
 from skillrag.corpus.loaders._common import binary_reason
-from skillrag.corpus.model import SourceArticle, content_hash
+from skillrag.corpus.model import ID_PATTERN, SourceArticle, content_hash
 from skillrag.corpus.sections import parse_sections
 from skillrag.corpus.split import split_document
-from skillrag.corpus.store import ensure_schema
+from skillrag.corpus.store import ensure_schema, reference_tag
 from skillrag.errors import EmptyInputError, MalformedSourceError
 from skillrag.workspace import Workspace
 from skillrag.workspace.config import CorpusSettings
@@ -43,6 +47,17 @@ class IngestReport:
 
     def counts(self) -> dict[str, int]:
         return {k: len(getattr(self, k)) for k in ("added", "changed", "unchanged", "removed", "rejected")}
+
+
+_REFERENCE_SUFFIXES = (".md", ".markdown")
+
+
+def _as_reference(a: SourceArticle, skill: str, f: Path) -> SourceArticle:
+    """``a`` as a reference note of ``skill``: id ``skill:<id>``, tag ``reference:<skill>``."""
+    aid = f"{skill}:{a.id}"
+    if not ID_PATTERN.fullmatch(aid):
+        raise MalformedSourceError(f, f"reference id {aid!r} is not a plain identifier (at most 200 characters)")
+    return a.model_copy(update={"id": aid, "source_tag": reference_tag(skill)})
 
 
 #: Formats that hold one article per file: the file size bounds the article, checked before reading.
@@ -68,7 +83,7 @@ def _check_article(f: Path, a: SourceArticle, settings: CorpusSettings) -> None:
 
 def _collect(
     paths: Sequence[Path], tag: str | None, skip_bad: bool, report: IngestReport,
-    on_file: Callable[[Path], None] | None, settings: CorpusSettings,
+    on_file: Callable[[Path], None] | None, settings: CorpusSettings, skill: str | None = None,
 ) -> dict[str, tuple[SourceArticle, str]]:
     """Parse every file: ``id -> (article, source_root)``, split documents followed by their
     section-articles. Raises on the first bad file unless skip_bad."""
@@ -76,6 +91,8 @@ def _collect(
     for p in paths:
         root_key = str(p.resolve())
         for f, root in iter_source_files(p):
+            if skill is not None and f.suffix.lower() not in _REFERENCE_SUFFIXES:
+                continue  # a references/ bundle is Markdown notes; other files there are not articles
             loader = loader_for(f)
             assert loader is not None
             try:
@@ -83,6 +100,8 @@ def _collect(
                     raise MalformedSourceError(f, _too_large(f.stat().st_size, settings.max_article_bytes, "the file"))
                 arts = []
                 for a in loader(f, root, tag if tag is not None else root.resolve().name):
+                    if skill is not None:
+                        a = _as_reference(a, skill, f)
                     _check_article(f, a, settings)
                     arts.append(a)
                     arts.extend(split_document(a, split_chars=settings.split_chars,
@@ -136,10 +155,12 @@ def ingest(
     tag: str | None = None,
     skip_bad: bool = False,
     on_file: Callable[[Path], None] | None = None,
+    skill: str | None = None,
     split_sections: bool | None = None,
 ) -> IngestReport:
     """Ingest ``paths`` (files or folders) into ``workspace``.
 
+    ``skill``: ingest them as that skill's reference notes (module doc; ``tag`` is then ignored).
     Documents longer than ``corpus.split_chars`` characters (every document with headings when
     ``split_sections`` is true; default ``corpus.split_headings``) are stored whole and as
     section-articles (``skillrag.corpus.split``). Raises ``MalformedSourceError`` naming the first
@@ -152,7 +173,7 @@ def ingest(
     settings = workspace.config.corpus
     if split_sections is not None:
         settings = settings.model_copy(update={"split_headings": split_sections})
-    found = _collect(paths, tag, skip_bad, report, on_file, settings)
+    found = _collect(paths, tag, skip_bad, report, on_file, settings, skill)
     for a, _root in found.values():
         if a.parent is not None:
             report.split[a.parent] = report.split.get(a.parent, 0) + 1
@@ -165,8 +186,10 @@ def ingest(
             conn.execute("UPDATE articles SET changed = 0 WHERE changed = 1")
             stored = {
                 r["id"]: r
-                for r in conn.execute("SELECT id, content_hash, title, status, source_root, source_path, parent, heading_path,"
-                                      " parent_offset FROM articles")
+                for r in conn.execute(
+                    "SELECT id, content_hash, title, status, source_root, source_path, url, skill, parent,"
+                    " heading_path, parent_offset FROM articles"
+                )
             }
             for aid, (a, root) in sorted(found.items()):
                 clash = _clash(stored.get(aid), a, root)
@@ -180,7 +203,8 @@ def ingest(
                 sections = json.dumps([s.model_dump() for s in parse_sections(a.body)])
                 old = stored.get(aid)
                 place = (a.parent, json.dumps(list(a.heading_path)), a.parent_offset)
-                if old is not None and old["content_hash"] == h and old["title"] == a.title and old["status"] == "active":
+                if (old is not None and old["content_hash"] == h and old["title"] == a.title
+                        and old["status"] == "active" and old["url"] == a.url and old["skill"] == skill):
                     if (old["parent"], old["heading_path"], old["parent_offset"]) != place:
                         # same text, moved within its document (an earlier section changed): not a change
                         conn.execute("UPDATE articles SET parent=?, heading_path=?, parent_offset=? WHERE id=?",
@@ -189,16 +213,16 @@ def ingest(
                     continue
                 conn.execute(
                     "INSERT INTO articles (id, title, body, content_hash, source_path, source_tag, source_root,"
-                    " sections, status, changed, parent, heading_path, parent_offset)"
-                    " VALUES (?,?,?,?,?,?,?,?, 'active', ?,?,?,?)"
+                    " sections, status, changed, url, skill, parent, heading_path, parent_offset)"
+                    " VALUES (?,?,?,?,?,?,?,?, 'active', ?, ?, ?, ?, ?, ?)"
                     " ON CONFLICT(id) DO UPDATE SET title=excluded.title, body=excluded.body,"
                     " content_hash=excluded.content_hash, source_path=excluded.source_path,"
                     " source_tag=excluded.source_tag, source_root=excluded.source_root, sections=excluded.sections,"
-                    " status='active', changed=excluded.changed, parent=excluded.parent,"
-                    " heading_path=excluded.heading_path, parent_offset=excluded.parent_offset,"
+                    " status='active', changed=excluded.changed, url=excluded.url, skill=excluded.skill,"
+                    " parent=excluded.parent, heading_path=excluded.heading_path, parent_offset=excluded.parent_offset,"
                     " updated_at=strftime('%Y-%m-%dT%H:%M:%fZ','now')",
                     (aid, a.title, a.body, h, a.source_path, a.source_tag, root, sections, int(old is not None),
-                     *place),
+                     a.url, skill, *place),
                 )
                 (report.changed if old is not None else report.added).append(aid)
             for aid, old in stored.items():

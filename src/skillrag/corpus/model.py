@@ -13,12 +13,14 @@ __all__ = ["ID_PATTERN", "Article", "Section", "SourceArticle", "check_id", "con
 
 #: A plain identifier: letters, digits and ``_ . - + ( ) : #``; no path separators, no ``..``.
 #: ``#`` joins a split document's id and a section slug (``manual#roaming``).
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.()+\-:#]{0,199}$")
+#: Anchored with ``\A``/``\Z`` (not ``$``, which also matches before a final newline), so ``.match``
+#: and ``.fullmatch`` agree: ``"ok\n"`` is not an id.
+ID_PATTERN = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.()+\-:#]{0,199}\Z")
 
 
 def check_id(value: str, kind: str = "article") -> str:
-    """Return ``value`` if it is a plain identifier, else raise ``InvalidIdError``."""
-    if not isinstance(value, str) or not ID_PATTERN.match(value) or ".." in value:
+    """Return ``value`` if the whole of it is a plain identifier (``ID_PATTERN``), else raise ``InvalidIdError``."""
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value) or ".." in value:
         raise InvalidIdError(f"{value!r} is not a valid {kind} id (letters, digits, _ . - + ( ) : # only)")
     return value
 
@@ -52,6 +54,7 @@ class SourceArticle(BaseModel):
     parent: str | None = Field(None, description="Id of the document this section was split from.")
     heading_path: tuple[str, ...] = Field((), description="Headings from the document's top down to this section.")
     parent_offset: int = Field(0, ge=0, description="Where the body starts in the parent's body, in characters.")
+    url: str | None = Field(None, description="Canonical http(s) URL of the source (front matter `url`).")
 
 
 class Article(BaseModel):
@@ -83,6 +86,16 @@ class Article(BaseModel):
     parent_offset: int = Field(
         0, ge=0, description="Where this section's body starts in the parent's body, in characters (sections only)."
     )
+    url: str | None = Field(None, description="Canonical http(s) URL of the source; citations deep-link to it.")
+    skill: str | None = Field(
+        None, description="The skill whose `references/` bundle this note came from; only that skill may read it. "
+        "None = the shared corpus."
+    )
+
+    @property
+    def source_type(self) -> str:
+        """``"reference"`` for a skill's curated note, ``"corpus"`` otherwise."""
+        return "reference" if self.skill else "corpus"
 
     def section(self, heading: str) -> str:
         """Text of the first section whose heading matches (case-insensitive); raises ``KeyError``."""

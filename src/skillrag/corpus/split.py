@@ -110,7 +110,7 @@ def split_document(doc: SourceArticle, *, split_chars: int, split_headings: bool
 
     Each section has ``parent=doc.id``, its ``heading_path``, ``parent_offset`` (characters) and the
     body ``doc.body[parent_offset : parent_offset + len(body)]``; joined in order the bodies give
-    ``doc.body``. ``split_chars``: documents longer than this many characters are split (0: never
+    ``doc.body``. Tag, source path and URL are the document's. ``split_chars``: documents longer than this many characters are split (0: never
     by size); ``split_headings``: split every document that has headings.
     """
     if not should_split(doc.body, split_chars=split_chars, split_headings=split_headings):
@@ -140,5 +140,6 @@ def split_document(doc: SourceArticle, *, split_chars: int, split_headings: bool
             parent=doc.id,
             heading_path=p.path,
             parent_offset=p.start,
+            url=doc.url,
         ))
     return out

@@ -538,7 +538,7 @@ def ask(
     ``retriever`` replaces the workspace's search tool (any object with ``search(query, k)``).
     Raises ``SkillNotFound``, ``UserError`` (llm without a model), ``ModelError``.
     """
-    from skillrag.corpus import ArticleStore
+    from skillrag.corpus import ArticleStore, SourceScope
     from skillrag.errors import IndexStateError
     from skillrag.skill.registry import SkillRegistry
 
@@ -572,10 +572,11 @@ def ask(
     store = ArticleStore(ws)
     if store.count() == 0:
         raise EmptyInputError(f"the workspace {ws.root} holds no articles: run `skillrag ingest` first")
-    source: ArticleSource | list[Article] = store
-    if sk.config.allowed_sources:
-        allowed = set(sk.config.allowed_sources)
-        source = [a for a in store.list() if a.source_tag in allowed]
+    # the skill's scope, as for every other reader: its allowed_sources and its own reference notes
+    scoped = store.scoped(SourceScope.of(sk.name, sk.config.allowed_sources or None))
+    source: ArticleSource | list[Article] = scoped
+    if retriever is not None:
+        retriever = scoped.retriever(retriever)
     answer = answer_question(
         question,
         articles=source,
