@@ -170,3 +170,15 @@ def test_a_roaming_question_lands_on_the_roaming_section(ws, mode):
         hits = retriever.search(question, k=5)
         assert hits[0].article_id == section, [h.article_id for h in hits]
         assert all("#" in h.article_id for h in hits)  # sections are searched, never the whole manual
+
+
+def test_section_ids_are_full_match_ids_and_keep_the_document_url():
+    from skillrag.corpus import check_id
+    from skillrag.errors import InvalidIdError
+
+    assert check_id("router#wi-fi-2") == "router#wi-fi-2"
+    for bad in ("router#wi-fi\n", "#x", "a/b#c"):
+        with pytest.raises(InvalidIdError):
+            check_id(bad)
+    d = SourceArticle(id="kb", title="KB", body=BODY, source_path="kb.md", url="https://example.com/kb")
+    assert {p.url for p in split_document(d, split_chars=0, split_headings=True)} == {"https://example.com/kb"}
