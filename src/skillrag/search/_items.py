@@ -130,7 +130,8 @@ def collect_items(ws: Workspace, backend: str, pages: PageSource | None = None) 
     if backend == "direct":
         from skillrag.corpus import ArticleStore
 
-        arts = ArticleStore(ws).list()
+        # a document split into section-articles is indexed through its sections, not whole
+        arts = ArticleStore(ws).list(split_documents=False)
         if not arts:
             raise EmptyInputError(f"{ws.root}: the corpus is empty; run `skillrag ingest PATH` first")
         items = [
