@@ -31,6 +31,7 @@ test: install
 # Benchmarks read ../shared/data/tau2-banking and write benchmarks/results/; the README's tables follow.
 bench: install
 	$(PY) benchmarks/retrieval.py
+	$(PY) benchmarks/navigation.py --variants
 	$(PY) benchmarks/eval_tau2.py --variants
 	$(PY) benchmarks/update_readme.py
 

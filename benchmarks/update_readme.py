@@ -35,6 +35,13 @@ def section() -> str:
         parts.append("### Retrieval (τ²-bench banking, 46 dev tasks; `benchmarks/retrieval.py`)\n\n" + _intro(md)
                      + "\n\n" + "\n\n".join(t[:2]) + "\n\nFull table: [benchmarks/results/retrieval.md]"
                      "(benchmarks/results/retrieval.md).")
+    nav = RESULTS / "navigation.md"
+    if nav.exists():
+        md = nav.read_text(encoding="utf-8")
+        t = _tables(md)
+        parts.append("### Navigation: what one retrieve call reaches (`benchmarks/navigation.py`)\n\n" + _intro(md)
+                     + "\n\n" + (t[0] if t else "") + "\n\nDefinitions: [benchmarks/results/navigation.md]"
+                     "(benchmarks/results/navigation.md).")
     ev = RESULTS / "eval_tau2.md"
     if ev.exists():
         md = ev.read_text(encoding="utf-8")

@@ -166,8 +166,11 @@ def build_index(
     report.added = sorted(set(new_hashes) - set(old_hashes))
     report.removed = sorted(set(old_hashes) - set(new_hashes))
     report.changed = sorted(i for i in new_hashes if i in old_hashes and old_hashes[i] != new_hashes[i])
+    # the layer fingerprint too: a page change that leaves every item's text alone (a variant rebuild)
+    # still makes the retriever refuse the index, so it must not be reported up to date
     same = (old is not None and old.get("embedder_id") == emb.id and old.get("params") == params
-            and old.get("versions") == _versions() and old_hashes == new_hashes)
+            and old.get("versions") == _versions() and old_hashes == new_hashes
+            and old.get("layer_fingerprint") == fingerprint)
     if same and not force and (index_dir(ws, backend) / "vectors.npy").is_file():
         report.up_to_date = True
         report.passages = int(old.get("passages", 0))  # type: ignore[union-attr]
