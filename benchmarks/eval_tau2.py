@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/eval_tau2.py [--shared ../shared] [--work build/bench-eval-tau2]
                                              [--variants] [--workers 2] [--limit N]
+                                             [--arms hybrid-wiki,...] [--fresh]
 
 Steps: ingest the 698 knowledge articles into a scratch workspace, import the 46 dev tasks as a case
 file (ground truth kept for evaluation only), build the direct index and the extractive navigation
@@ -60,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--limit", type=int, default=None, help="first N cases only (smoke runs)")
     ap.add_argument("--fresh", action="store_true", help="delete earlier per-case results first")
+    ap.add_argument("--arms", default=None,
+                    help="comma-separated arm names to run (e.g. hybrid-wiki while iterating; default: all)")
     args = ap.parse_args(argv)
 
     from skillrag.corpus import ingest
@@ -107,8 +110,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.variants:
         arms += [{"name": f"hybrid-wiki-{v}", "backend": "wiki", "mode": "hybrid", "variant": v}
                  for v in ("no-merge", "no-intent", "pooled-links")]
+    if args.arms:
+        wanted = [a.strip() for a in args.arms.split(",") if a.strip()]
+        unknown = sorted(set(wanted) - {a["name"] for a in arms})
+        if unknown:
+            console.print(f"error: unknown arm(s) {', '.join(unknown)}; known: {', '.join(a['name'] for a in arms)}")
+            return 2
+        arms = [a for a in arms if a["name"] in wanted]
+    reference = "hybrid-wiki" if any(a["name"] == "hybrid-wiki" for a in arms) else arms[0]["name"]
     cfg = EvalConfig.model_validate({
-        "name": "tau2-banking-dev-extractive", "cases": str(cases_path), "reference_arm": "hybrid-wiki",
+        "name": "tau2-banking-dev-extractive", "cases": str(cases_path), "reference_arm": reference,
         "workers": args.workers, "limit": args.limit, "arms": arms,
     })
     out_dir = args.work / "eval"

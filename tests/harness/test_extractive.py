@@ -221,3 +221,16 @@ def test_demo_damage_case_quotes_the_claim_tool_and_the_tier_rule(demo_ws):
     assert "open_damage_claim" in joined
     assert "Plus" in joined  # the tier the case names decides the window and the compensation
     assert "price paid $420" in out["guidance"]  # a case fact the specialist checks
+
+
+# -- reading choices --------------------------------------------------------------------------------
+
+def test_a_one_word_name_is_a_product_only_where_a_title_names_it_whole():
+    from skillrag.harness.extractive import _names_whole
+
+    assert _names_whole("EcoCard: Apply for a card", "EcoCard")
+    assert _names_whole("EcoCard (credit cards)", "EcoCard")
+    assert _names_whole("EcoCard rewards explained", "EcoCard")
+    # the bank's own name starts a longer product name: that title is not about "the bank"
+    assert not _names_whole("Rho Bank Plus: Premium Membership Overview", "Rho-Bank")
+    assert not _names_whole("Acme Gold Club - benefits", "Acme")

@@ -145,6 +145,22 @@ def _starts_with(title: str, name: str) -> bool:
     return bool(n) and (t == n or t.startswith(n + " "))
 
 
+def _names_whole(title: str, name: str) -> bool:
+    """True when ``title`` starts with ``name`` as a whole name: the title ends there, or goes on after a
+    separator (":", a dash, a bracket) or with a word in lower case. "EcoCard: Apply" names "EcoCard";
+    "Rho Bank Plus: Overview" does not name "Rho-Bank" (the capitalised "Plus" makes it a longer name)."""
+    if not _starts_with(title, name):
+        return False
+    words = list(re.finditer(r"[\w+]+", title))
+    if words and words[0].group(0).lower() == "the" and not _norm_title(name).startswith("the "):
+        words = words[1:]
+    n = len(_norm_title(name).split())
+    if len(words) <= n:
+        return True
+    gap = title[words[n - 1].end() : words[n].start()]
+    return bool(re.search(r"[:\u2014\u2013|(\[]|\s-\s", gap)) or not words[n].group(0)[:1].isupper()
+
+
 def _same_product(title: str, name: str) -> bool:
     """True when ``title`` names product ``name``: the name's words appear in order, starting at the
     same first word, with at most two extra words before its last word ("Diamond Elite Savings Account"
@@ -605,7 +621,7 @@ class _State:
         titles = list(self.titles.values()) + self.pages.entity_titles()
         for name in self.focus.product_names():
             # a one-word name must start a title ("EcoCard: …"); mid-title it is more often the company
-            if any(_starts_with(t, name) if " " not in name else _same_product(t, name) for t in titles):
+            if any(_names_whole(t, name) if " " not in name else _same_product(t, name) for t in titles):
                 # a shorter name inside a longer confirmed one ("Light Blue" in "Light Blue Account") adds nothing
                 if any(name.lower() in e.lower() for e in self.entities):
                     continue
