@@ -171,6 +171,8 @@ def test_long_manual_briefing_keeps_the_deciding_rules_and_drops_agent_text(manu
     for bad in ("tool call", "respond to the user", "make up any information", "(string, required)",
                 "Share the love", "Do you love", "Do not update order"):
         assert bad not in joined, bad
+    # the tools of another flow of the same manual (exchanges) are not this case's
+    assert "check_inventory" not in joined and "exchange_item" not in joined
     # a glossary entry for a tool a quoted step already names is a duplicate
     assert "`create_return_label`: Creates a prepaid return label." not in texts
     # the company's name (written only capitalised in the case) is never a matched term
@@ -234,3 +236,69 @@ def test_a_one_word_name_is_a_product_only_where_a_title_names_it_whole():
     # the bank's own name starts a longer product name: that title is not about "the bank"
     assert not _names_whole("Rho Bank Plus: Premium Membership Overview", "Rho-Bank")
     assert not _names_whole("Acme Gold Club - benefits", "Acme")
+
+
+_CARDS = [
+    {"id": "cards_help_001", "title": "Card replacement at a glance",
+     "content": "A cracked card, a bent card or a worn card can be replaced.\n\nA new card arrives within 5 days."},
+    {"id": "cards_help_002", "title": "Card designs",
+     "content": "Pick a new card design when your card is replaced. A cracked or bent card keeps its number."},
+    # the staff procedure: written in the help center's words, not the customer's, so search misses it
+    {"id": "cards_help_003", "title": "Internal: Reissuing Cards",
+     "content": "Procedure for when customers report cracks or bends in their cards.\n\n1. Verify the customer.\n"
+                "2. Use `reissue_plastic_77` to send the replacement."},
+    {"id": "cards_help_004", "title": "Card limits", "content": "Daily card limits are $500 for purchases."},
+    {"id": "loans_help_001", "title": "Loan rates", "content": "Personal loan rates start at 6% APR."},
+    {"id": "loans_help_002", "title": "Loan terms", "content": "Loan terms run from 12 to 60 months."},
+    {"id": "loans_help_003", "title": "Loan payoff", "content": "You can pay off a loan early without a fee."},
+    {"id": "loans_help_004", "title": "Loan applications", "content": "Loan applications take two business days."},
+]
+
+
+def _cards_ws(tmp_path: Path, *, layer: bool) -> Workspace:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "cards.json").write_text(json.dumps(_CARDS))
+    w = Workspace.init(tmp_path / "ws")
+    ingest(w, [src])
+    if layer:
+        from skillrag.wiki import build_wiki
+
+        build_wiki(w, builder="extractive")
+    return w
+
+
+_CRACKED = Case(case_id="c1", contact_reason="My card is cracked and bent, I need a new card",
+                case_messages=[{"role": "customer", "content": "Hi, my card is cracked and bent. Can I get a new card?"}])
+
+
+@pytest.mark.parametrize("layer", [False, True])
+def test_the_family_page_brings_in_the_staff_procedure_search_missed(tmp_path, layer):
+    w = _cards_ws(tmp_path, layer=layer)
+    res = run_case(w, _CRACKED, retriever=FakeRetriever(w))
+    assert res.status == "accepted", res.record.error
+    reads = {r["id"]: r["why"] for r in res.output["meta"]["reads"]}
+    quoted = "\n".join(s["text"] for s in res.output["snippets"])
+    if not layer:  # no navigation layer: only what search returned, and search never returns the procedure
+        assert "cards_help_003" not in reads and "reissue_plastic_77" not in quoted
+    else:  # its family's entity page lists it with a summary that matches the case
+        assert reads.get("cards_help_003") == "catalog" and "reissue_plastic_77" in quoted
+        _check_briefing(res.output, {a.id: a.body for a in ArticleStore(w).list()})
+
+
+def test_every_tool_a_kept_procedure_uses_is_quoted_past_the_per_procedure_cap(tmp_path):
+    tools = ["get_card_status_11", "block_card_12", "get_address_13", "order_card_14", "waive_fee_15", "log_reason_16"]
+    facts = ["A cracked card can be replaced for free.", "A bent card can be replaced for free.",
+             "A new card keeps the number of the cracked card.", "A new card for a bent card arrives in 5 days.",
+             "Cracked or bent cards stop working at some card readers.", "Cut the cracked card when the new card comes."]
+    arts = [{"id": "kb_faq", "title": "Cracked or bent card? Get a new card", "content": "\n\n".join(facts)},
+            {"id": "kb_steps", "title": "Internal: Replacing cracked cards",
+             "content": "## Steps\n\n" + "\n".join(f"{n}. Use `{t}` for the card." for n, t in enumerate(tools, 1))}]
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "kb.json").write_text(json.dumps(arts))
+    w = Workspace.init(tmp_path / "ws")
+    ingest(w, [src])
+    out = run_case(w, _CRACKED, retriever=FakeRetriever(w)).output
+    quoted = "\n".join(s["text"] for s in out["snippets"] if s["source_article"] == "kb_steps")
+    assert all(t in quoted for t in tools), quoted  # six tool lines, though a procedure gets four lines by value

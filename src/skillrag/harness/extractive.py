@@ -77,6 +77,10 @@ _INPUT_ID = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?:id|number|code)\b")
 #: Titles of staff procedures (internal articles, protocols, processing steps): what a specialist acts on.
 _STAFF = re.compile(r"\b(?:internal|procedures?|protocol|processing|process|guidelines?|playbook|runbook|sop)\b",
                     re.IGNORECASE)
+#: A navigation-page summary that reads as a staff procedure: it tells agents what to do, or names a tool.
+_STAFF_SUMMARY = re.compile(r"\b(?:agents?|procedures?|process|protocol|internal|tools?)\b", re.IGNORECASE)
+#: Weight of a staff procedure's catalog match (its page summary against the case) in the reading order.
+CATALOG_WEIGHT = 0.8
 #: Title prefixes that label an article's kind rather than name a family ("FAQ: …", "Update: …").
 _LABELS = frozenset({"faq", "faqs", "troubleshooting", "update", "note", "notice", "guide", "how to", "tip", "tips",
                      "news", "announcement", "reminder", "important", "new", "help", "q a", "overview"})
@@ -118,7 +122,7 @@ class _Read:
     id: str
     title: str
     body: str
-    why_read: str  # "search", "entity", "aspect", "reference", "follow-up"
+    why_read: str  # "search", "catalog", "entity", "aspect", "reference", "follow-up"
     entity: str | None = None
     passages: list[Passage] = field(default_factory=list)
     follows: str | None = None  # the prerequisite line of another procedure that led here
@@ -257,7 +261,7 @@ class ExtractiveHarness:
         max_fetch: int = 12,
         k: int = 20,
         max_snippets: int = 15,
-        max_procedures: int = 8,
+        max_procedures: int = 10,
         per_procedure: int = 4,
         max_entities: int = 4,
         follow_ups: int = 2,
@@ -292,6 +296,7 @@ class ExtractiveHarness:
         if names and session.queries_left > 0:  # the names, with what the case asks about them
             state.search("names", " ".join(names[:8] + state.aspect_terms()), k=max(self.k, 30))
             state.confirm_entities()
+        state.score_catalog()
         state.read_plan()
         state.follow_up()
         state.fill()
@@ -367,7 +372,8 @@ class ExtractiveHarness:
             tt = set(content_terms(r.title, self.analyzer))
             title_cover = len(tt & focus.terms) / len(tt) if tt else 0.0
             score = (0.35 * matched[0] + 0.2 * mean3 + 0.25 * state.fused.get(r.id, 0.0) / best_fused
-                     + 0.25 * title_cover + (0.15 if r.entity else 0.0) + (0.1 if procedure else 0.0))
+                     + 0.25 * title_cover + (0.15 if r.entity else 0.0) + (0.1 if procedure else 0.0)
+                     + 0.3 * state.catalog.get(r.id, 0.0))
             groups.append(_Group(r, score))
         by_id = {g.read.id: g for g in groups}
         for g in groups:  # a prerequisite ranks with the procedure that needs it
@@ -423,6 +429,17 @@ class ExtractiveHarness:
             low = p.text.lower()
             return any(re.search(rf"\b{re.escape(w)}\b", low) for w in named)
 
+        def article_matches(g: _Group) -> bool:
+            """The article as a whole is a procedure for the case: its title shares a third of its
+            content terms with the case, or its family catalog entry matches the case well."""
+            tt = set(content_terms(g.read.title, self.analyzer))
+            return bool(tt) and len(tt & focus.terms) / len(tt) >= 1 / 3 or state.catalog.get(g.read.id, 0.0) >= 0.5
+
+        def section_rel(g: _Group, heading: str) -> float:
+            """The best case relevance of a passage under ``heading`` in ``g``'s article."""
+            return max((rel[(g.read.id, j)] for j, q in enumerate(g.read.passages)
+                        if q.heading == heading and q.noise is None), default=0.0)
+
         def value(g: _Group, i: int) -> float:
             p = g.read.passages[i]
             v = rel[(g.read.id, i)] + 0.2 * bool(p.tools) + 0.6 * p.uses_tool + 0.15 * p.is_step + 0.1 * p.is_rule
@@ -441,6 +458,17 @@ class ExtractiveHarness:
                     if take(g, i):
                         total += 1
                     break
+        # then every tool a kept procedure tells the reader to use, once (its most valuable line)
+        for _, gi, i in cands:
+            if total >= limit:
+                break
+            g, p = groups[gi], groups[gi].read.passages[i]
+            if not p.uses_tool or p.glossary or len(g.chosen) >= self.per_procedure + 2:
+                continue
+            if not (article_matches(g) or section_rel(g, p.heading) >= 2 * PASSAGE_FLOOR):
+                continue  # another flow of a manual that holds several
+            if {t.lower() for t in p.tools} - quoted_tools and take(g, i):
+                total += 1
         for _, gi, i in cands:
             if total >= limit:
                 break
@@ -552,6 +580,7 @@ class _State:
         self.failed: set[str] = set()
         self.passage_terms: dict[tuple[str, int], set[str]] = {}
         self.pages = _NavLayer.load(session)
+        self.catalog: dict[str, float] = {}
 
     # -- budgets ------------------------------------------------------------------------------
     @property
@@ -646,19 +675,51 @@ class _State:
 
         return min(cands, key=key)[0]
 
+    def score_catalog(self) -> None:
+        """Score the staff procedures of the case's families (``_NavLayer.family_catalog`` of the best
+        ten hits of the ``want`` and ``detail`` queries) by BM25 of their title and page summary against
+        the case focus (the want counted twice), scaled to the best one (0–1): ``self.catalog``. A
+        procedure is an article whose title or summary reads as staff work (``_STAFF``,
+        ``_STAFF_SUMMARY``) or names a tool. Needs a navigation layer with entity pages; else empty."""
+        top = [h["article_id"] for role in ("want", "detail") for h in self.hits.get(role, [])[:10]]
+        cat = self.pages.family_catalog(list(dict.fromkeys(top)))
+        if not cat:
+            return
+        ids = list(cat)
+        docs = [content_terms(t + " " + summ, self.h.analyzer) or ["\u2205"] for t, summ in cat.values()]
+        index = bm25s.BM25()
+        index.index(docs, show_progress=False)
+        excl = self.focus.name_words
+        query = content_terms(self.focus.want, self.h.analyzer, exclude=excl) * 2
+        query += content_terms(self.focus.detail, self.h.analyzer, exclude=excl)
+        if not query:
+            return
+        sc = np.asarray(index.get_scores(query), dtype=float)
+        best = 0.0
+        for aid, v in zip(ids, sc, strict=True):
+            title, summ = cat[aid]
+            title = self.titles.get(aid, title)
+            if v > 0 and (_STAFF.search(title) or _STAFF_SUMMARY.search(summ) or uses_tool(summ)):
+                self.catalog[aid] = float(v)
+                best = max(best, float(v))
+                self.titles.setdefault(aid, title)
+        self.catalog = {a: v / best for a, v in self.catalog.items()} if best > 0 else {}
+
     def ranked(self) -> list[str]:
         """Articles found so far, in reading order: the reciprocal rank fusion of every query's ranks,
-        plus how much of the title the case covers, plus a staff procedure's title, plus a named product;
-        an article about a product of the same kind that the case does not name comes later."""
-        if not self.fused:
+        plus how much of the title the case covers, plus a staff procedure's title, plus its catalog
+        match (``score_catalog``), plus a named product; an article about a product of the same kind
+        that the case does not name comes later."""
+        if not self.fused and not self.catalog:
             return []
-        top = max(self.fused.values())
+        top = max(self.fused.values(), default=1.0)
         score: dict[str, float] = {}
-        for aid, f in self.fused.items():
+        for aid in dict.fromkeys([*self.fused, *self.catalog]):
+            f = self.fused.get(aid, 0.0)
             title = self.titles.get(aid, "")
             tt = set(content_terms(title, self.h.analyzer))
             cover = len(tt & self.focus.terms) / len(tt) if tt else 0.0
-            v = f / top + 0.25 * cover + 0.2 * bool(_STAFF.search(title))
+            v = f / top + 0.25 * cover + 0.2 * bool(_STAFF.search(title)) + CATALOG_WEIGHT * self.catalog.get(aid, 0.0)
             kind = self._product_kind(title)
             if kind == "named":
                 v += 0.2
@@ -666,6 +727,11 @@ class _State:
                 v -= 0.35
             score[aid] = v
         return sorted(score, key=lambda a: (-score[a], a))
+
+    def _found_by(self, aid: str) -> str:
+        """How an article in the reading order was found: ``search`` (a retrieve hit) or ``catalog``
+        (only its family's navigation page lists it, see ``score_catalog``)."""
+        return "search" if aid in self.fused else "catalog"
 
     def _product_kind(self, title: str) -> str | None:
         """``named`` when ``title`` is about a product the case names, ``other`` when it names another
@@ -693,7 +759,7 @@ class _State:
                 break
             if self._family_full(aid):
                 continue
-            self.read(aid, "search", self._entity_of(aid))
+            self.read(aid, self._found_by(aid), self._entity_of(aid))
         for name in self.entities[: self.h.max_entities]:
             if any(r.entity == name for r in self.reads if r.why_read == "entity"):
                 continue
@@ -724,7 +790,7 @@ class _State:
         """Follow the article ids the best procedures name, then ask for their prerequisites: first the
         opening prerequisite of the best procedure (its first step or requirement: "Verify customer
         identity"), then the prerequisite line that names most terms nothing read so far covers."""
-        procedures = [r for r in self.reads if r.why_read in ("search", "entity")]
+        procedures = [r for r in self.reads if r.why_read in ("search", "catalog", "entity")]
         for r in procedures[:4]:
             for m in _ARTICLE_REF.finditer(r.body):
                 ref = m.group(1) or m.group(2)
@@ -762,7 +828,7 @@ class _State:
         """Articles read from search or references that are staff procedures (they tell the reader to
         use a tool, or their title says internal / procedure / protocol …), best retrieval rank first."""
         order = {a: n for n, a in enumerate(self.ranked())}
-        procs = [r for r in self.reads if r.why_read in ("search", "reference")
+        procs = [r for r in self.reads if r.why_read in ("search", "catalog", "reference")
                  and (uses_tool(r.body) or _STAFF.search(r.title))]
         return sorted(procs, key=lambda r: order.get(r.id, 10_000))
 
@@ -817,7 +883,7 @@ class _State:
                 if self.fetches_left() <= 0:
                     return
                 if not self._family_full(aid, cap):
-                    self.read(aid, "search", self._entity_of(aid))
+                    self.read(aid, self._found_by(aid), self._entity_of(aid))
 
 
 class _NavLayer:
@@ -861,13 +927,32 @@ class _NavLayer:
 
     @staticmethod
     def _sources(page: Any) -> list[tuple[str, str]]:
+        return [(a, t) for a, t, _ in _NavLayer._listed(page)]
+
+    @staticmethod
+    def _listed(page: Any) -> list[tuple[str, str, str]]:
+        """``(id, title, summary)`` of every article a page lists (``Page.sources`` or ``PageHit.articles``)."""
         out = []
         for s in list(getattr(page, "sources", None) or getattr(page, "articles", None) or []):
             aid = getattr(s, "id", None) or getattr(s, "article_id", None)
             if aid:
-                out.append((aid, getattr(s, "title", "") or aid))
+                out.append((aid, getattr(s, "title", "") or aid, getattr(s, "summary", "") or ""))
         if not out and callable(getattr(page, "article_ids", None)):
-            out = [(a, a) for a in page.article_ids()]
+            out = [(a, a, "") for a in page.article_ids()]
+        return out
+
+    def family_catalog(self, article_ids: list[str]) -> dict[str, tuple[str, str]]:
+        """``{id: (title, summary)}`` for every article listed by the entity pages that list any of
+        ``article_ids`` (the families the case's best hits belong to), in the order those hits came."""
+        listed = [(p, self._listed(p)) for p in self.entities]
+        out: dict[str, tuple[str, str]] = {}
+        seen: set[int] = set()
+        for aid in article_ids:
+            for n, (_, arts) in enumerate(listed):
+                if n not in seen and any(a == aid for a, _, _ in arts):
+                    seen.add(n)
+                    for a, t, summ in arts:
+                        out.setdefault(a, (t, summ))
         return out
 
     def entity_articles(self, name: str) -> list[tuple[str, str]]:
