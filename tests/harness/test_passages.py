@@ -105,3 +105,22 @@ def test_tool_names_and_rules():
     assert rule_of("Refunds post within 5 business days.").kind == "limit"
     assert rule_of("The fee is $10.").kind == "amount"
     assert rule_of("Add the card to your wallet.") is None
+
+
+def test_a_backticked_call_is_a_tool_use():
+    text = "- Tool to give the customer: `submit_claim_0042(user_id: str, order_id: str)`"
+    assert uses_tool(text) and tool_names(text) == ("submit_claim_0042",)
+    assert not uses_tool("Pass `order_id(string)` as the key")  # a field, even in a call form
+
+
+def test_an_instruction_inside_a_parameter_line_is_its_own_passage():
+    body = ("## Tool arguments\n\n"
+            "- **order_id** (string) - ID of the order. Use lookup_orders_0077 to find it.\n"
+            "- **reason** (string) - Why the customer returns it. Ask the customer.\n")
+    ps = split_passages("x", body)
+    assert [(p.text, p.noise) for p in ps] == [
+        ("**order_id** (string) - ID of the order.", "parameter"),
+        ("Use lookup_orders_0077 to find it.", None),
+        ("**reason** (string) - Why the customer returns it. Ask the customer.", "parameter"),  # no tool: stays whole
+    ]
+    assert ps[1].uses_tool and all(body[p.start : p.end] == p.text for p in ps)

@@ -50,9 +50,10 @@ _FENCE = re.compile(r"^\s*(?:```|~~~)")
 
 # --- tools -------------------------------------------------------------------------------------
 _IDENT = r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+"
-#: An identifier is a tool when the text uses it as one: backticked, called, or named a tool / function.
+#: An identifier is a tool when the text uses it as one: backticked (alone or as a call, `` `name(args)` ``),
+#: called, or named a tool / function.
 _TOOL_CONTEXT = re.compile(
-    rf"`({_IDENT})`"
+    rf"`({_IDENT})(?:`|\()"
     rf"|\b(?:use|uses|using|call|calls|calling|run|invoke|invoking|via)\s+(?:the\s+)?({_IDENT})\b"
     rf"|\b({_IDENT})\s+(?:tool|function|endpoint|action)\b"
     rf"|\btool:\s*`?({_IDENT})\b",
@@ -67,7 +68,7 @@ _QUOTED = re.compile(r"'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"|\u2018[^\u2019\n]{1,80}\
 
 def uses_tool(text: str) -> bool:
     """True when ``text`` tells the reader to use a tool: a tool name after use/call/run/invoke/via,
-    before "tool"/"function", after "Tool:", or in backticks."""
+    before "tool"/"function", after "Tool:", or in backticks (alone or as a call: `` `name(args)` ``)."""
     return any(not _FIELD_SUFFIX.search(next(g for g in m.groups() if g)) for m in _TOOL_CONTEXT.finditer(text))
 
 
@@ -187,6 +188,14 @@ def _noise(text: str) -> str | None:
     if flat.endswith(":"):
         return "lead-in"
     return None
+
+
+def _instruction_in_parameter(text: str) -> bool:
+    """True for a parameter line that goes on to tell the reader what to do ("**transaction_id** (string) -
+    ID of the transaction. Use get_transactions_9173 to find it."): its sentences are passages of their
+    own, so the instruction can be quoted while the parameter definition stays noise."""
+    return _noise(text) == "parameter" and len(_sentences(text)) > 1 and any(
+        _noise(text[a:b]) is None and uses_tool(text[a:b]) for a, b in _sentences(text)[1:])
 
 
 @dataclass(frozen=True)
@@ -348,7 +357,8 @@ def split_passages(
         text_start = ln.start + ln.mark_end
         text_end = lines[j - 1].start + len(lines[j - 1].content.rstrip())
         if ln.is_item:
-            pieces = [(text_start, text_end)] if text_end - text_start <= LINE_LIMIT else \
+            whole = text_end - text_start <= LINE_LIMIT and not _instruction_in_parameter(body[text_start:text_end])
+            pieces = [(text_start, text_end)] if whole else \
                 [(text_start + a, text_start + b) for a, b in _sentences(body[text_start:text_end])]
         else:  # a paragraph: sentence by sentence
             pieces = [(text_start + a, text_start + b) for a, b in _sentences(body[text_start:text_end])]

@@ -843,11 +843,12 @@ class _State:
                 if m.group(0) not in case_text:
                     counts[m.group(0)] += 1
         asked = " ".join(q for role, q in self.queries if role == "follow-up")
-        ids = [i for i in sorted(counts, key=lambda i: -counts[i]) if i not in asked][:3]
+        # the identifier the procedures need most, the plainest first ("account_id" before "source_account_id")
+        ids = [i for i in sorted(counts, key=lambda i: (-counts[i], len(i), i)) if i not in asked][:1]
         if not ids:
             return None
         words = {w for i in ids for w in i.split("_")[:-1] if w not in STOP_WORDS}
-        return " ".join(ids), set(content_terms(" ".join(words), self.h.analyzer)), procs[0].id
+        return "retrieve " + " ".join(ids), set(content_terms(" ".join(words), self.h.analyzer)), procs[0].id
 
     def _prerequisite(self, *, opening: bool) -> tuple[str, set[str], str] | None:
         """A prerequisite line of the best procedures read with terms no title read (and no follow-up
