@@ -302,3 +302,59 @@ def test_every_tool_a_kept_procedure_uses_is_quoted_past_the_per_procedure_cap(t
     out = run_case(w, _CRACKED, retriever=FakeRetriever(w)).output
     quoted = "\n".join(s["text"] for s in out["snippets"] if s["source_article"] == "kb_steps")
     assert all(t in quoted for t in tools), quoted  # six tool lines, though a procedure gets four lines by value
+
+
+def _tiers_ws(tmp_path: Path) -> Workspace:
+    arts = []
+    for tier, rate, fee in (("Gold", 3, 95), ("Silver", 2, 45), ("Bronze", 1, 0)):
+        t = tier.lower()
+        arts += [
+            {"id": f"cards_{t}_card_001", "title": f"{tier} Card: Getting started",
+             "content": f"The {tier} Card earns {rate}% on every purchase. The annual fee is ${fee}."},
+            {"id": f"cards_{t}_card_002", "title": f"{tier} Card: Travel perks",
+             "content": f"{tier} Card holders get travel insurance. Cash back rewards post monthly on travel."},
+            {"id": f"cards_{t}_card_003", "title": f"{tier} Card: Paying your bill",
+             "content": f"Pay your {tier} Card bill by the due date to keep your cash back rewards."},
+        ]
+    arts += [{"id": f"loans_{k}_00{n}", "title": f"{k.title()} Loan: part {n}", "content": f"{k.title()} loans run {n * 12} months."}
+             for k in ("home", "auto") for n in (1, 2)]
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "cards.json").write_text(json.dumps(arts))
+    w = Workspace.init(tmp_path / "ws")
+    ingest(w, [src])
+    from skillrag.wiki import build_wiki
+
+    build_wiki(w, builder="extractive")
+    return w
+
+
+def test_a_comparison_reads_every_sibling_products_lead_article(tmp_path):
+    w = _tiers_ws(tmp_path)
+    case = Case(case_id="c2", contact_reason="Which card gives me the best cash back rewards on everyday purchases?",
+                case_messages=[{"role": "customer", "content": "Hi, which of your cards has the best cash back rewards?"}])
+    res = run_case(w, case, retriever=FakeRetriever(w), budgets={"max_fetches": 6})
+    assert res.status == "accepted", res.record.error
+    reads = {r["id"] for r in res.output["meta"]["reads"]}
+    # the category overview page lists each product's lead article: the fees and rates a comparison needs
+    assert {"cards_gold_card_001", "cards_silver_card_001", "cards_bronze_card_001"} <= reads, reads
+
+
+def test_a_missing_input_is_looked_up_with_a_retrieve_query(tmp_path):
+    arts = [{"id": "kb_close", "title": "Internal: Closing a savings account",
+             "content": "## Steps\n\n1. Verify the customer.\n2. Use `close_account_55` with the account_id and the "
+                        "source_account_id to close the savings account."},
+            {"id": "kb_find", "title": "Internal: Finding a customer's accounts",
+             "content": "Use `list_accounts_66` to retrieve the account_id of every account a user holds."},
+            {"id": "kb_rates", "title": "Savings rates", "content": "Savings accounts earn 2% a year."}]
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "kb.json").write_text(json.dumps(arts))
+    w = Workspace.init(tmp_path / "ws")
+    ingest(w, [src])
+    case = Case(case_id="c3", contact_reason="I want to close my savings account",
+                case_messages=[{"role": "customer", "content": "Please close my savings account."}])
+    out = run_case(w, case, retriever=FakeRetriever(w)).output
+    follow = [q["query"] for q in out["meta"]["queries"] if q["role"] == "follow-up"]
+    assert follow[0] == "retrieve account_id"  # the plainest identifier the procedure needs and the case lacks
+    assert "list_accounts_66" in "\n".join(s["text"] for s in out["snippets"])

@@ -81,6 +81,8 @@ _STAFF = re.compile(r"\b(?:internal|procedures?|protocol|processing|process|guid
 _STAFF_SUMMARY = re.compile(r"\b(?:agents?|procedures?|process|protocol|internal|tools?)\b", re.IGNORECASE)
 #: Weight of a staff procedure's catalog match (its page summary against the case) in the reading order.
 CATALOG_WEIGHT = 0.8
+#: Fetches a comparison keeps for the sibling products' lead articles and aspect articles.
+COMPARE_READS = 5
 #: Title prefixes that label an article's kind rather than name a family ("FAQ: …", "Update: …").
 _LABELS = frozenset({"faq", "faqs", "troubleshooting", "update", "note", "notice", "guide", "how to", "tip", "tips",
                      "news", "announcement", "reminder", "important", "new", "help", "q a", "overview"})
@@ -753,7 +755,7 @@ class _State:
         sibling articles an aspect page lists; leave room for follow-ups and references."""
         reserve = min(len(self.entities), self.h.max_entities)
         follow = 3 if self.session.queries_left > 0 else 0
-        first = max(2, self.fetch_limit - reserve - follow - (2 if self.comparing else 0))
+        first = max(2, self.fetch_limit - reserve - follow - (COMPARE_READS if self.comparing else 0))
         for aid in self.ranked():
             if len(self.reads) >= first or self.fetches_left() <= 0:
                 break
@@ -766,6 +768,8 @@ class _State:
             aid = self._overview(name)
             if aid:
                 self.read(aid, "entity", name)
+        if self.comparing:
+            self._read_leads()
         if self.comparing:  # one article per sibling product from the aspect page the want matches
             seen_families: set[str] = {_id_family(r.id) for r in self.reads}
             taken = 0
@@ -776,6 +780,26 @@ class _State:
                 seen_families.add(fam)
                 if self.read(aid, "aspect", self._entity_of(aid)):
                     taken += 1
+
+    def _read_leads(self, limit: int = 4) -> None:
+        """A comparison reads the lead article of each sibling product first (the category overview
+        page's list, ``_NavLayer.lead_articles``): products named in their titles, the ones retrieval
+        found first, at most ``limit``, one per family."""
+        top = [h["article_id"] for role in ("want", "detail") for h in self.hits.get(role, [])[:10]]
+        leads = [(a, t) for a, t in self.pages.lead_articles(list(dict.fromkeys(top)))
+                 if a not in self.read_ids() and _TITLE_NAME.match(t.strip()) and not t.rstrip().endswith("?")]
+        leads.sort(key=lambda item: -self.fused.get(item[0], 0.0))
+        families: set[str] = set()
+        taken = 0
+        for aid, title in leads:
+            if taken >= limit or self.fetches_left() <= 0:
+                break
+            if _id_family(aid) in families:
+                continue
+            families.add(_id_family(aid))
+            self.titles.setdefault(aid, title)
+            if self.read(aid, "aspect", self._entity_of(aid)):
+                taken += 1
 
     def _family_full(self, aid: str, cap: int = 2) -> bool:
         """True when ``cap`` articles of the same family (the title's "Entity:" prefix) were read already."""
@@ -961,6 +985,24 @@ class _NavLayer:
             if _starts_with(p.title, name):
                 return self._sources(p)
         return []
+
+    def lead_articles(self, hit_ids: list[str]) -> list[tuple[str, str]]:
+        """``(id, title)`` of the lead articles on the category overview page (an aspect page whose title
+        says "Overview", listing each sibling product's lead article) that covers most of the families
+        of ``hit_ids`` (the entity pages listing them); ``[]`` without such a page."""
+        family_of: dict[str, int] = {}
+        for n, p in enumerate(self.entities):
+            for a, _ in self._sources(p):
+                family_of.setdefault(a, n)
+        hit_families = {family_of[a] for a in hit_ids if a in family_of}
+        best, overlap = None, 0
+        for p in self.aspects:
+            if not _OVERVIEW.search(getattr(p, "title", "")):
+                continue
+            have = {family_of[a] for a, _ in self._sources(p) if a in family_of}
+            if len(have & hit_families) > overlap:
+                best, overlap = p, len(have & hit_families)
+        return self._sources(best) if best is not None else []
 
     def aspect_articles(self, want: str, analyzer: Analyzer) -> list[str]:
         """The articles of the aspect page that best matches ``want`` (shares most content terms)."""
