@@ -358,3 +358,23 @@ def test_a_missing_input_is_looked_up_with_a_retrieve_query(tmp_path):
     follow = [q["query"] for q in out["meta"]["queries"] if q["role"] == "follow-up"]
     assert follow[0] == "retrieve account_id"  # the plainest identifier the procedure needs and the case lacks
     assert "list_accounts_66" in "\n".join(s["text"] for s in out["snippets"])
+
+
+def test_a_lookup_follow_up_reads_the_procedure_that_retrieves_the_identifier(tmp_path):
+    arts = [{"id": "kb_close", "title": "Internal: Closing a savings account",
+             "content": "1. Verify the customer.\n2. Use `close_account_55` with the user_id to close the savings account."},
+            {"id": "kb_rates", "title": "Savings account rates", "content": "Savings accounts earn 2% a year."},
+            {"id": "kb_find", "title": "Internal: Looking up customers",
+             "content": "Use `find_customer_77` to retrieve the user_id."},
+            # a title that shares the identifier's word, but no procedure
+            {"id": "kb_forum", "title": "User forum rules", "content": "A user may post once a day."}]
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "kb.json").write_text(json.dumps(arts))
+    w = Workspace.init(tmp_path / "ws")
+    ingest(w, [src])
+    case = Case(case_id="c4", contact_reason="Please close my savings account",
+                case_messages=[{"role": "customer", "content": "Please close my savings account."}])
+    out = run_case(w, case, retriever=FakeRetriever(w), budgets={"max_fetches": 4}).output
+    reads = {r["id"]: r["why"] for r in out["meta"]["reads"]}
+    assert reads.get("kb_find") == "follow-up" and reads.get("kb_forum") != "follow-up", reads

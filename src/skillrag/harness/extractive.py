@@ -83,6 +83,8 @@ _STAFF_SUMMARY = re.compile(r"\b(?:agents?|procedures?|process|protocol|internal
 CATALOG_WEIGHT = 0.8
 #: Fetches a comparison keeps for the sibling products' lead articles and aspect articles.
 COMPARE_READS = 5
+#: How a lookup follow-up query starts ("retrieve account_id").
+_LOOKUP = "retrieve "
 #: Title prefixes that label an article's kind rather than name a family ("FAQ: …", "Update: …").
 _LABELS = frozenset({"faq", "faqs", "troubleshooting", "update", "note", "notice", "guide", "how to", "tip", "tips",
                      "news", "announcement", "reminder", "important", "new", "help", "q a", "overview"})
@@ -832,15 +834,19 @@ class _State:
             line, new, parent = found
             query = " ".join(_display(line).split()[:30])
             hits = self.search("follow-up", query, self.h.k, weight=0.5)
-            # what the follow-up adds: hits whose titles carry the line's new terms, best rank first
-            order = sorted(range(min(len(hits), 10)), key=lambda i: (
-                -len(set(content_terms(hits[i].get("title", ""), self.h.analyzer)) & new), i))
+            lookup = line.startswith(_LOOKUP)
+            if lookup:  # a lookup: the best-ranked procedure (a tool in its preview, or a staff title)
+                order = [i for i in range(min(len(hits), 3)) if uses_tool(hits[i].get("preview", ""))
+                         or _STAFF.search(hits[i].get("title", ""))] or [0]
+            else:  # what the follow-up adds: hits whose titles carry the line's new terms, best rank first
+                order = sorted(range(min(len(hits), 10)), key=lambda i: (
+                    -len(set(content_terms(hits[i].get("title", ""), self.h.analyzer)) & new), i))
             taken = 0
             for i in order:
-                if taken >= 1 or self.fetches_left() <= 0:
+                if taken >= 1 or self.fetches_left() <= 0 or i >= len(hits):
                     break
                 aid = hits[i]["article_id"]
-                if taken and not set(content_terms(hits[i].get("title", ""), self.h.analyzer)) & new:
+                if taken and not lookup and not set(content_terms(hits[i].get("title", ""), self.h.analyzer)) & new:
                     break
                 r = self.read(aid, "follow-up", self._entity_of(aid))
                 if r is not None:
@@ -872,7 +878,7 @@ class _State:
         if not ids:
             return None
         words = {w for i in ids for w in i.split("_")[:-1] if w not in STOP_WORDS}
-        return "retrieve " + " ".join(ids), set(content_terms(" ".join(words), self.h.analyzer)), procs[0].id
+        return _LOOKUP + " ".join(ids), set(content_terms(" ".join(words), self.h.analyzer)), procs[0].id
 
     def _prerequisite(self, *, opening: bool) -> tuple[str, set[str], str] | None:
         """A prerequisite line of the best procedures read with terms no title read (and no follow-up
