@@ -124,3 +124,9 @@ def test_an_instruction_inside_a_parameter_line_is_its_own_passage():
         ("**reason** (string) - Why the customer returns it. Ask the customer.", "parameter"),  # no tool: stays whole
     ]
     assert ps[1].uses_tool and all(body[p.start : p.end] == p.text for p in ps)
+
+
+def test_a_fence_right_under_a_paragraph_line_still_starts_code():
+    body = 'Example response (illustrative):\n```\n{\n  "order_id": "<order_id>",\n  "status": "<status>"\n}\n```\nThen confirm the status with the customer.'
+    ps = split_passages("x", body)
+    assert [p.text for p in ps] == ["Example response (illustrative):", "Then confirm the status with the customer."]

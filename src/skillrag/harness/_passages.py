@@ -352,7 +352,8 @@ def split_passages(
         # the item / paragraph line and its wrapped continuation lines
         j = i + 1
         while j < n and lines[j].content.strip() and not lines[j].is_item and not _HEADING.match(lines[j].content) \
-                and not _TABLE_LINE.match(lines[j].content) and (not ln.is_item or lines[j].indent > ln.indent):
+                and not _TABLE_LINE.match(lines[j].content) and not _FENCE.match(lines[j].content) \
+                and (not ln.is_item or lines[j].indent > ln.indent):
             j += 1
         text_start = ln.start + ln.mark_end
         text_end = lines[j - 1].start + len(lines[j - 1].content.rstrip())
