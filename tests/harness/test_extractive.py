@@ -318,6 +318,9 @@ def _tiers_ws(tmp_path: Path) -> Workspace:
         ]
     arts += [{"id": f"loans_{k}_00{n}", "title": f"{k.title()} Loan: part {n}", "content": f"{k.title()} loans run {n * 12} months."}
              for k in ("home", "auto") for n in (1, 2)]
+    # a staff procedure of a card family that shares the comparison's words but not its flow
+    arts.append({"id": "cards_gold_card_004", "title": "Internal: Reward corrections",
+                 "content": "Procedure for rewarding errors when purchasing.\n\n1. Use `fix_points_9` to correct them."})
     src = tmp_path / "src"
     src.mkdir()
     (src / "cards.json").write_text(json.dumps(arts))
@@ -335,9 +338,12 @@ def test_a_comparison_reads_every_sibling_products_lead_article(tmp_path):
                 case_messages=[{"role": "customer", "content": "Hi, which of your cards has the best cash back rewards?"}])
     res = run_case(w, case, retriever=FakeRetriever(w), budgets={"max_fetches": 6})
     assert res.status == "accepted", res.record.error
-    reads = {r["id"] for r in res.output["meta"]["reads"]}
+    reads = {r["id"]: r["why"] for r in res.output["meta"]["reads"]}
     # the category overview page lists each product's lead article: the fees and rates a comparison needs
-    assert {"cards_gold_card_001", "cards_silver_card_001", "cards_bronze_card_001"} <= reads, reads
+    assert {"cards_gold_card_001", "cards_silver_card_001", "cards_bronze_card_001"} <= set(reads), reads
+    # product facts decide a comparison: the staff-procedure catalog is not consulted for one, whatever the budget
+    res = run_case(w, case, retriever=FakeRetriever(w), out_path=tmp_path / "full.json")
+    assert "catalog" not in {r["why"] for r in res.output["meta"]["reads"]}, res.output["meta"]["reads"]
 
 
 def test_a_missing_input_is_looked_up_with_a_retrieve_query(tmp_path):

@@ -684,7 +684,11 @@ class _State:
         ten hits of the ``want`` and ``detail`` queries) by BM25 of their title and page summary against
         the case focus (the want counted twice), scaled to the best one (0–1): ``self.catalog``. A
         procedure is an article whose title or summary reads as staff work (``_STAFF``,
-        ``_STAFF_SUMMARY``) or names a tool. Needs a navigation layer with entity pages; else empty."""
+        ``_STAFF_SUMMARY``) or names a tool. Needs a navigation layer with entity pages; else empty.
+        A comparison skips it: product facts decide one, and a procedure that shares only the
+        products' words ("cash back") is another flow."""
+        if self.comparing:
+            return
         top = [h["article_id"] for role in ("want", "detail") for h in self.hits.get(role, [])[:10]]
         cat = self.pages.family_catalog(list(dict.fromkeys(top)))
         if not cat:
