@@ -1,8 +1,9 @@
 """The extractive harness over every tau2-bench banking dev case (real shared data, real index).
 
 Reads ../shared/data/tau2-banking (698 articles, 46 dev tasks) into a temporary workspace; nothing
-from it is written into the repository. The index is built with the workspace defaults (hybrid
-BM25 + MiniLM int8): that build is the slow part; each case then runs in well under a second.
+from it is written into the repository. The extractive navigation layer is built (a few seconds; the
+briefing reads its entity and aspect pages) and the index with the workspace defaults (hybrid BM25 +
+MiniLM int8, direct backend): that build is the slow part; each case then runs in well under a second.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from skillrag.evaluation.metrics import Reference, ScoredCase, compute_metrics
 from skillrag.harness._focus import STOP_WORDS
 from skillrag.search import build_index
 from skillrag.skill import CaseFile, import_tau2, validate_output, write_cases
+from skillrag.wiki import build_wiki
 from skillrag.workspace import Workspace
 
 
@@ -26,6 +28,7 @@ from skillrag.workspace import Workspace
 def test_extractive_briefs_every_tau2_dev_case_under_2s(tau2_dir, tmp_path, capsys):
     ws = Workspace.init(tmp_path / "tau2")
     ingest(ws, [tau2_dir / "documents"])
+    build_wiki(ws, builder="extractive")
     build_index(ws)
     cases_path = tmp_path / "tau2_dev.jsonl"
     write_cases(cases_path, import_tau2(tau2_dir / "tasks_dev.json"))
@@ -59,9 +62,10 @@ def test_extractive_briefs_every_tau2_dev_case_under_2s(tau2_dir, tmp_path, caps
         if m["tools_grounded_recall"] is not None:
             tools.append(m["tools_grounded_recall"])
     assert max(non_model_ms) < 2000, f"slowest case took {max(non_model_ms):.0f} ms"
-    # regression floors just under what this test measured when it was written (direct backend, no navigation
-    # layer, 2026-12-01: 0.395 and 0.214); issue #18's targets (0.45 and 0.40) are not reached yet
-    assert statistics.mean(recall) >= 0.38 and statistics.mean(tools) >= 0.20, (statistics.mean(recall),
+    # regression floors just under what this test measured (direct backend with the extractive navigation layer
+    # on disk: 0.445 and 0.436; without the layer the briefing measured 0.407 and 0.298). Issue #18's targets
+    # (0.45 and 0.40) are measured on the hybrid-wiki arm of benchmarks/eval_tau2.py.
+    assert statistics.mean(recall) >= 0.43 and statistics.mean(tools) >= 0.42, (statistics.mean(recall),
                                                                                    statistics.mean(tools))
     with capsys.disabled():
         print(
