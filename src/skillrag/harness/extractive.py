@@ -6,18 +6,25 @@ must beat. For one case it:
 1. reads the case for what the customer wants, the names and tools it mentions and the facts to check
    (``skillrag.harness._focus``), leaving out sentences about the conversation itself;
 2. searches with at most five ``retrieve`` calls: the want, the case's details, the names it mentions,
-   then up to two follow-up queries built from the prerequisites of the best procedure read so far
-   ("The account must not have any pending disputes" leads to the dispute-history procedure);
+   then up to two follow-up queries built from the best procedures read so far: a lookup for the
+   plainest identifier their tools take that the case does not give ("retrieve account_id"), then a
+   prerequisite ("The account must not have any pending disputes" leads to the dispute-history
+   procedure);
 3. confirms which names are products of the help center (a navigation-layer entity page has that title,
-   or a retrieved article's title starts with it) and reads each one's overview article; when the
-   navigation layer has aspect pages and the case compares products, it takes in the sibling articles the
-   matching aspect page lists;
-4. reads the best articles with ``get_article`` (the skill's fetch budget, up to ``max_fetch``), following
-   article ids that a procedure names;
-5. cuts them into passages (whole list items, whole sentences, small tables: ``_passages``), drops what
-   must not be quoted (text addressed to an AI agent, parameter lines, marketing lines, questions,
-   glossary entries that repeat a quoted term) and scores the rest by BM25 (``bm25s``) against the case
-   focus, with weight for numbered steps, tool names and rules;
+   or a retrieved article's title names it whole) and reads each one's overview article;
+4. with a navigation layer: adds the staff procedures of the case's families to the reading order (the
+   articles the entity pages of the best hits list, scored by BM25 of their title and one-line summary
+   against the case: the family catalog), so a procedure written in the help center's words is read even
+   when the customer's words do not retrieve it; when the case compares products, reads each sibling
+   product's lead article from the category overview page and the sibling articles of the aspect page
+   the want matches instead;
+5. reads the best articles with ``get_article`` (the skill's fetch budget, up to ``max_fetch``), following
+   article ids that a procedure names, and cuts them into passages (whole list items, whole sentences,
+   small tables: ``_passages``), dropping what must not be quoted (text addressed to an AI agent,
+   parameter lines, code, marketing lines, questions, glossary entries that repeat a quoted term); the
+   rest is scored by BM25 (``bm25s``) against the case focus, with weight for numbered steps, tool names
+   and rules; every tool a kept procedure tells the reader to use is quoted once (its most valuable
+   line), unless it sits in another flow of a manual;
 6. groups the chosen passages by procedure (article), procedures in relevance order and passages in the
    article's order, each with a ``why`` that names the case terms it matched (content words only) and
    the rule it states; says what the briefing does not decide and which case facts to check; and saves
@@ -323,13 +330,16 @@ class ExtractiveHarness:
         details, the confirmed product names), scaled to 0–1 over all passages read; for an article read
         as a follow-up it is at least 0.8 × its score against the prerequisite line that led there. Noise
         (``Passage.noise``) never counts. A procedure's score mixes its best and three best passages, its
-        retrieval rank and whether it names a confirmed product or carries steps or tools; procedures
-        under ``PROCEDURE_FLOOR`` × the best one's score are left out (at most ``max_procedures`` are kept,
-        plus any prerequisite read for a kept one that tells the reader which tool to use, so that a
-        lookup a kept procedure needs is not cut). Every procedure kept first gets its
-        most valuable passage; the snippet budget then goes by value (relevance plus weight for a tool the
-        line tells the reader to use, steps, rules, and rules about a tier or product the case names), at
-        most ``per_procedure`` per procedure (two more for the first).
+        retrieval rank, its family-catalog match and whether it names a confirmed product or carries
+        steps or tools; procedures under ``PROCEDURE_FLOOR`` × the best one's score are left out (at most
+        ``max_procedures`` are kept, plus any prerequisite read for a kept one that tells the reader which
+        tool to use, so that a lookup a kept procedure needs is not cut). Every procedure kept first gets
+        its most valuable passage; then every tool a kept procedure tells the reader to use that no line
+        quotes yet gets its most valuable line (at most ``per_procedure`` + 2 per procedure), unless the
+        line sits in another flow of a manual (neither the article's title nor the line's section matches
+        the case); the rest of the snippet budget goes by value (relevance plus weight for a tool the line
+        tells the reader to use, steps, rules, and rules about a tier or product the case names), at most
+        ``per_procedure`` per procedure (two more for the first).
         """
         flat: list[tuple[_Read, int]] = [(r, i) for r in state.reads for i in range(len(r.passages))]
         if not flat:
