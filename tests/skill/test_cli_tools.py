@@ -35,7 +35,7 @@ def run(wiki_ws, cases_path, capsys, monkeypatch):
 
 def test_budgets_persist_across_calls_and_refuse_with_one_line(run, wiki_ws):
     code, out, _ = run("load-case", "case_1", *run.cases)
-    assert code == 0 and json.loads(out)["budget"] == {"queries_left": 5, "fetches_left": 12, "saves_left": 4}
+    assert code == 0 and json.loads(out)["budget"] == {"counted": "after this call", "queries_left": 5, "queries_used": 0, "fetches_left": 12, "fetches_used": 0, "saves_left": 4, "saves_used": 0}
     for i in range(5):
         code, out, err = run("retrieve", f"gold card {i}", "--case", "case_1")
         assert code == 0, err
@@ -105,6 +105,7 @@ def test_save_check_then_save_with_offsets_and_warnings(run, wiki_ws, tmp_path):
     run("get-article", "doc_cards_gold_002", "--case", "case_1")
     out = make_output("case_1", [("doc_cards_gold_002", ("Replace a Gold Rewards Card with "
                                                         "`order_replacement_card_2231` after the card is frozen."))],
+                      titles={"doc_cards_gold_002": "Gold Rewards Card: replacement"},
                       guidance="1. Freeze the card, then replace it with `order_replacement_card_2231` ($0).")
     f = tmp_path / "out.json"
     f.write_text(json.dumps(out))

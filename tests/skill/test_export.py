@@ -175,7 +175,7 @@ def test_exported_scripts_drive_a_whole_case_with_budgets(tmp_path, cases_path):
     r = sh(f"{py} load_case.py case_1")
     assert r.returncode == 0, r.stderr
     case = json.loads(r.stdout)
-    assert case["as_of"] and case["budget"] == {"queries_left": 3, "fetches_left": 12, "saves_left": 4}
+    assert case["as_of"] and case["budget"] == {"counted": "after this call", "queries_left": 3, "queries_used": 0, "fetches_left": 12, "fetches_used": 0, "saves_left": 4, "saves_used": 0}
     r = sh(f"{py} retrieve.py 'gold card annual fee' --case case_1 --id-prefix doc_cards_gold_")
     hits = json.loads(r.stdout)
     assert hits["hits"][0]["article_id"] == "doc_cards_gold_001" and hits["hits"][0]["section"] == "Fees"
