@@ -77,11 +77,15 @@ def test_retrieve_filters_pages_and_page_read(run):
     assert data["pages"][0]["page_id"] == "cards-gold" and data["hits"][0]["relevance"] == 1.0
     code, out, _ = run("retrieve", "disputes credit", "--case", "case_1", "--title-prefix", "Internal:")
     assert [h["article_id"] for h in json.loads(out)["hits"]] == ["doc_cards_(general)_010"]
+    code, out, _ = run("retrieve", "approver payments", "--case", "case_1", "--title-contains", "WIRE transfers")
+    data = json.loads(out)
+    assert [h["article_id"] for h in data["hits"]] == ["art_other"]  # "Internal wire transfers"
+    assert data["filters"] == {"title_contains": ["WIRE transfers"]}
     code, out, _ = run("retrieve", "card", "--case", "case_1", "--tag", "nope")
     assert code == 0 and json.loads(out)["hits"] == []
     code, out, _ = run("retrieve", "--page", "cards-gold", "--case", "case_1")
     page = json.loads(out)
-    assert page["page"]["page_id"] == "cards-gold" and page["budget"]["queries_left"] == 1
+    assert page["page"]["page_id"] == "cards-gold" and page["budget"]["queries_left"] == 0
     assert {"procedure", "articles", "intent", "kind"} <= set(page["page"])
     code, _, err = run("retrieve", "x", "--page", "cards-gold", "--case", "case_1")
     assert code == 2 and "either a QUERY or --page" in err

@@ -36,7 +36,8 @@ def test_mcp_lists_and_calls_the_tools(ws, cases_path, gt_secret):
     got = anyio.run(session)
     assert got["names"] == list(TOOL_NAMES)
     assert set(got["schemas"]["get_article"]["properties"]) == {"article_id", "section", "summary", "case_id"}
-    assert set(got["schemas"]["retrieve"]["properties"]) == {"query", "k", "tags", "title_prefix", "id_prefix",
+    assert set(got["schemas"]["retrieve"]["properties"]) == {"query", "k", "tags", "title_prefix", "title_contains",
+                                                             "id_prefix",
                                                              "page", "case_id"}
     assert set(got["schemas"]["save_output"]["properties"]) == {"output", "check"}
 

@@ -258,6 +258,9 @@ def tool_retrieve(
     = None,
     title_prefix: Annotated[list[str] | None, typer.Option(
         "--title-prefix", help="Only articles whose title starts with this, any case (repeatable).")] = None,
+    title_contains: Annotated[list[str] | None, typer.Option(
+        "--title-contains", help="Only articles whose title contains this, any case (repeatable): "
+        "'Internal' finds 'Internal: …' and '… (Internal)'.")] = None,
     id_prefix: Annotated[list[str] | None, typer.Option(
         "--id-prefix", help="Only articles whose id starts with this (repeatable).")] = None,
     page: Annotated[str | None, typer.Option(
@@ -276,7 +279,8 @@ def tool_retrieve(
         return
     if not query or not query.strip():
         raise UserError("empty query: give some words to search for (or --page PAGE_ID)")
-    filters = {"source_tags": tag, "title_prefixes": title_prefix, "id_prefixes": id_prefix}
+    filters = {"source_tags": tag, "title_prefixes": title_prefix, "title_contains": title_contains,
+               "id_prefixes": id_prefix}
     print_json(retrieve_json(t.retrieve(query, k, filters=filters, case_id=case)))
 
 
