@@ -35,7 +35,8 @@ def run(wiki_ws, cases_path, capsys, monkeypatch):
 
 def test_budgets_persist_across_calls_and_refuse_with_one_line(run, wiki_ws):
     code, out, _ = run("load-case", "case_1", *run.cases)
-    assert code == 0 and json.loads(out)["budget"] == {"counted": "after this call", "queries_left": 5, "queries_used": 0, "fetches_left": 12, "fetches_used": 0, "saves_left": 4, "saves_used": 0}
+    assert code == 0 and json.loads(out)["budget"] == {"counted": "after this call", "queries_left": 5, "queries_used": 0,
+                                                       "fetches_left": 12, "fetches_used": 0, "saves_left": 4, "saves_used": 0}
     for i in range(5):
         code, out, err = run("retrieve", f"gold card {i}", "--case", "case_1")
         assert code == 0, err
@@ -143,3 +144,26 @@ def test_skill_show_states_the_enforced_budgets(wiki_ws, capsys):
     cfg = skill.config.model_copy(update={"budgets": skill.config.budgets.model_copy(update={"max_fetches": None})})
     limits = BudgetLimits.for_skill(wiki_ws, cfg.budgets)
     assert limits.max_fetches == 7 and "**7 fetches**" in render_manual(skill, limits)
+
+
+def test_save_output_finds_the_case_file_and_leaves_the_cases_facts_alone(run, wiki_ws, tmp_path, monkeypatch):
+    """The exported scripts pass the case file as $SKILLRAG_CASES: save-output reads it, so the
+    customer's own figures are not flagged; without any case file the save still works."""
+    from skillrag.skill import CaseRecord, write_cases
+
+    cases = tmp_path / "c.jsonl"
+    write_cases(cases, [CaseRecord(case_id="c7", contact_reason="fee", case_notes=["Customer paid $195 elsewhere."])])
+    run("load-case", "c7", "--cases", str(cases))
+    run("get-article", "doc_cards_gold_001", "--case", "c7")
+    out = make_output("c7", [("doc_cards_gold_001", "The Gold Rewards Card has an annual fee of $95, waived in "
+                                                    "the first year.")],
+                      titles={"doc_cards_gold_001": "Gold Rewards Card: annual fee"},
+                      guidance="1. The Gold Rewards Card fee is $95, not the $195 the customer paid elsewhere.")
+    f = tmp_path / "out.json"
+    f.write_text(json.dumps(out))
+    monkeypatch.setenv("SKILLRAG_CASES", str(cases))
+    code, o, _ = run("save-output", str(f), "--check")
+    assert code == 0 and json.loads(o)["warnings"] == []
+    monkeypatch.setenv("SKILLRAG_CASES", str(tmp_path / "moved.jsonl"))  # a stale path: the save still works
+    code, o, _ = run("save-output", str(f), "--check")
+    assert code == 0 and [w["subject"] for w in json.loads(o)["warnings"]] == ["$195"]
