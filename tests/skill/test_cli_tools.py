@@ -155,8 +155,8 @@ def test_save_output_finds_the_case_file_and_leaves_the_cases_facts_alone(run, w
     write_cases(cases, [CaseRecord(case_id="c7", contact_reason="fee", case_notes=["Customer paid $195 elsewhere."])])
     run("load-case", "c7", "--cases", str(cases))
     run("get-article", "doc_cards_gold_001", "--case", "c7")
-    out = make_output("c7", [("doc_cards_gold_001", "The Gold Rewards Card has an annual fee of $95, waived in "
-                                                    "the first year.")],
+    fee = "The Gold Rewards Card has an annual fee of $95, waived in the first year."
+    out = make_output("c7", [("doc_cards_gold_001", fee)],
                       titles={"doc_cards_gold_001": "Gold Rewards Card: annual fee"},
                       guidance="1. The Gold Rewards Card fee is $95, not the $195 the customer paid elsewhere.")
     f = tmp_path / "out.json"
