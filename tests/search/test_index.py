@@ -20,7 +20,27 @@ def test_first_build_embeds_every_passage_and_records_how(ws, emb):
     assert m["embedder_id"] == emb.id and m["dim"] == 64
     assert m["params"]["stemmer"] == "english" and m["versions"]["bm25s"]
     assert set(m["content_hashes"]) == set(m["items"]) and len(m["items"]) == 5
-    assert np.load(ws.state_dir / "search" / "direct" / "vectors.npy").shape == (5, 64)
+    folder = ws.state_dir / "search" / "direct"
+    assert np.load(folder / "rows.npy").shape == np.load(folder / "passages.npy").shape == (5,)
+
+
+def test_vectors_are_stored_once_in_the_vector_store(ws, emb):
+    """One vector store: the index folder holds passage hashes, the vectors live in store.sqlite only."""
+    from skillrag.search.vectors import VectorStore
+
+    build_index(ws, embedder=emb)
+    folder = ws.state_dir / "search" / "direct"
+    assert not list(folder.glob("*vectors*"))
+    hashes = [h.decode() for h in np.load(folder / "passages.npy").tolist()]
+    stored = VectorStore(ws).matrix(emb.id, hashes, 64)
+    r = open_retriever(ws, embedder=emb)
+    assert np.array_equal(r.index.vectors, stored)
+    with ws.connect() as conn, conn:
+        conn.execute("DELETE FROM search_vectors WHERE text_hash = ?", (hashes[0],))
+    with pytest.raises(IndexStateError, match="1 passage vectors of the index are missing.*--force"):
+        open_retriever(ws, embedder=emb)
+    assert build_index(ws, embedder=emb, force=True).embedded == 1
+    assert open_retriever(ws, embedder=emb).search("wire")
 
 
 def test_changed_article_is_reembedded_and_unchanged_ones_are_not(tmp_path, ws, emb):
