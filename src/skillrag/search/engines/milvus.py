@@ -9,7 +9,8 @@ collections per backend, named ``<milvus_collection>_<backend>_…``:
   (``source_tag``, ``source_path``, ``title``), its hashes, and ``terms``: our analysed BM25 terms
   joined by spaces, turned into a sparse vector by Milvus's BM25 function with a plain ``whitespace``
   tokenizer, indexed with our k1 and b. Milvus's BM25 is ``idf · (k1+1)·tf / (tf + k1·(1−b+b·dl/avgdl))``
-  with the Lucene idf, the Lucene variant times a constant, so the order is ours.
+  with the Lucene idf: the Lucene variant times (k1+1), which is divided out again, so the scores
+  are ours too.
 * ``passages``: one row per dense passage: the item it belongs to, the filter fields, the vector
   (inner product; ``FLAT`` by default, exact).
 * ``meta``: the manifest (how the index was built, its state and build id) and the BM25 vocabulary
@@ -49,8 +50,8 @@ import logging
 import os
 import re
 import threading
-import time
 import uuid
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -152,8 +153,10 @@ def connect(ws: Workspace) -> Any:
         pm = _pymilvus()
         if lite is not None:
             try:
-                import milvus_lite  # noqa: F401
-                from milvus_lite.server_manager import server_manager_instance  # noqa: F401
+                with warnings.catch_warnings():  # milvus-lite 2.5 warns that pkg_resources is deprecated
+                    warnings.simplefilter("ignore")
+                    import milvus_lite  # noqa: F401
+                    from milvus_lite.server_manager import server_manager_instance  # noqa: F401
             except ModuleNotFoundError as exc:
                 if exc.name == "pkg_resources":
                     raise EngineError("milvus-lite 2.5 needs setuptools<81 (it imports pkg_resources); "
@@ -537,6 +540,7 @@ class MilvusIndex:
         self.terms = [t for t, _ in pairs]
         self.vocab: dict[str, int] = {t: i for i, t in enumerate(self.terms)}
         self.df = np.asarray([n for _, n in pairs], dtype=np.int64)
+        self._k1 = float(header.get("params", {}).get("bm25_k1", 1.5))
         n_items = max(len(self.items), 1)
         self._passages_per_item = max(1.0, float(header.get("passages", n_items)) / n_items)
         dense_index = str(header.get("versions", {}).get("dense_index", "FLAT"))
@@ -588,8 +592,9 @@ class MilvusIndex:
         if not term_ids:
             return empty_ranking()
         text = " ".join(self.terms[t] for t in term_ids)
-        return self._ranked(self.names.items, text, "sparse", {"metric_type": "BM25"}, depth, depth, mask,
-                            filters, "id")
+        idx, scores = self._ranked(self.names.items, text, "sparse", {"metric_type": "BM25"}, depth, depth, mask,
+                                   filters, "id")
+        return idx, scores / np.float32(self._k1 + 1)  # Milvus's BM25 is the Lucene variant times (k1 + 1)
 
     def dense(self, qvec: np.ndarray, depth: int, mask: np.ndarray | None,
               filters: SearchFilters | None) -> Ranking:
@@ -606,13 +611,3 @@ class MilvusIndex:
 
     def close(self) -> None:
         """Nothing to release here: the client is shared per process (``disconnect_all`` ends it)."""
-
-
-def wait_until(predicate: Callable[[], bool], timeout_s: float, step_s: float = 0.1) -> bool:
-    """Poll ``predicate`` until it is true or ``timeout_s`` seconds pass; True when it became true."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(step_s)
-    return predicate()
