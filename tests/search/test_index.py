@@ -1,5 +1,6 @@
 """Index builds: incremental embedding, no-op rebuilds, stale-index detection, bad input."""
 
+import itertools
 import json
 
 import numpy as np
@@ -162,3 +163,33 @@ def test_an_interrupted_build_resumes_where_it_stopped(tmp_path):
     report = build_index(ws, embedder=resumed)
     assert report.reused == 32 and report.embedded == 38 and len(resumed.texts_embedded) == 38
     assert open_retriever(ws, embedder=resumed).search("word69", k=1)[0].article_id == "a69"
+
+
+class _CountingEmbedder(HashEmbedder):
+    """Records the batches it is given and counts tokens as words."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    def token_counts(self, texts):
+        return [len(t.split()) for t in texts]
+
+    def embed(self, texts):
+        self.batches.append(list(texts))
+        return super().embed(texts)
+
+
+def test_passages_are_embedded_in_batches_of_similar_token_length(tmp_path):
+    from .conftest import make_workspace
+
+    files = {f"cards/a{i:02d}.md": f"# Article {i}\n\n" + " ".join(f"w{i}" for _ in range((i * 37) % 90 + 1))
+             for i in range(40)}
+    ws = make_workspace(tmp_path, files=files)
+    ws.config.search.embed_batch = 8
+    e = _CountingEmbedder()
+    report = build_index(ws, embedder=e)
+    assert report.embedded == 40 and [len(b) for b in e.batches] == [8] * 5
+    sizes = [e.token_counts(b) for b in e.batches]
+    assert all(max(a) <= min(b) for a, b in itertools.pairwise(sizes))  # batch after batch, longer
+    assert open_retriever(ws, embedder=e).search("w39", k=1)[0].article_id == "a39"
