@@ -30,6 +30,8 @@ test: install
 # Benchmarks read ../shared/data/tau2-banking and write benchmarks/results/; the README's tables follow.
 bench: install
 	$(PY) benchmarks/retrieval.py
+	if $(PY) -c "import pymilvus, milvus_lite" 2>/dev/null; then $(PY) benchmarks/engines.py; \
+	else echo "benchmarks/engines.py skipped: it needs the milvus extra (make bench EXTRAS=dev,milvus)"; fi
 	$(PY) benchmarks/eval_tau2.py --variants
 	$(PY) benchmarks/update_readme.py
 

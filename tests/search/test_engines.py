@@ -13,7 +13,12 @@ from skillrag.workspace import WorkspaceConfig
 
 
 def test_registry_and_config_choices():
+    from typing import get_args
+
+    from skillrag.workspace.config import SearchSettings
+
     assert list(ENGINES) == ["embedded", "milvus"]
+    assert set(get_args(SearchSettings.model_fields["engine"].annotation)) == set(ENGINES)
     assert WorkspaceConfig().search.engine == "embedded"
     with pytest.raises(ConfigError, match="unknown search engine 'nope'"):
         get_engine(None, "nope")  # type: ignore[arg-type]
