@@ -4,12 +4,13 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 DEMO_WS ?= build/demo-workspace
-# Extras installed into the venv. CI adds `llama` (a real local model server for integration tests).
+# Extras installed into the venv. CI adds `llama` (a real local model server for integration tests) and
+# `browser` (Playwright, driving the system's Chromium for the review pages' browser tests).
 EXTRAS ?= dev
 # llama.cpp's default build uses AMX kernels that crash with SIGILL on some CPUs; build without them.
 LLAMA_CMAKE_ARGS := -DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' -DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'
 
-.PHONY: demo test install bench clean
+.PHONY: demo test install bench screenshots clean
 
 $(VENV)/.installed-$(EXTRAS): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +35,11 @@ bench: install
 	else echo "benchmarks/engines.py skipped: it needs the milvus extra (make bench EXTRAS=dev,milvus)"; fi
 	$(PY) benchmarks/eval_tau2.py --variants
 	$(PY) benchmarks/update_readme.py
+
+# The review pages' screenshots in docs/ (needs `chromium`, e.g. `apt-get install chromium`).
+screenshots:
+	$(MAKE) install EXTRAS=dev,browser
+	SKILLRAG_REQUIRE_BROWSER=1 SKILLRAG_REVIEW_SCREENSHOTS=docs $(PY) -m pytest -q -p no:cacheprovider tests/service/test_review_browser.py
 
 clean:
 	rm -rf build .pytest_cache

@@ -9,7 +9,8 @@
     │   ├── ArticleNotFound            a well-formed article id that the corpus does not hold
     │   ├── CaseNotFound               a case id that the case file does not hold
     │   ├── SkillNotFound              a skill name that the registry does not hold
-    │   └── EmptyInputError            an empty query, an empty corpus, nothing to do
+    │   ├── EmptyInputError            an empty query, an empty corpus, nothing to do
+    │   └── ReviewConflict             a review action on a run or guidance version that changed meanwhile
     ├── BackendError                   a runtime / provider failure (not the user's fault)
     │   ├── ModelError                 an LLM provider is unreachable, unauthenticated or failed
     │   ├── MissingExtraError          an optional dependency is not installed (names the extra)
@@ -44,6 +45,7 @@ __all__ = [
     "MalformedSourceError",
     "MissingExtraError",
     "ModelError",
+    "ReviewConflict",
     "SkillNotFound",
     "SkillragError",
     "UserError",
@@ -94,6 +96,11 @@ class SkillNotFound(UserError):
 
 class EmptyInputError(UserError):
     """An empty query, corpus or case: there is nothing to work on."""
+
+
+class ReviewConflict(UserError):
+    """A review action refers to an output or guidance version that changed since the reviewer
+    loaded it (another reviewer edited, or the case was run again): reload and decide again."""
 
 
 class BackendError(SkillragError):

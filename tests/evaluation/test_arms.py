@@ -183,3 +183,21 @@ def test_a_missing_index_stops_the_run_instead_of_scoring_every_case_as_failed(w
         run_evaluation(ws, cfg, out, case_file=cf, runner=runner)
     assert len(ResultsFile(out / "results" / "a.jsonl").load()) == 12  # finished arms are kept
     assert ResultsFile(out / "results" / "b.jsonl").load() == {}  # no case scored as failed
+
+
+def test_a_failed_run_is_not_sent_to_the_judges(ws, case_path, tmp_path):
+    from skillrag.evaluation.testing import FakeRunResult
+
+    cf = CaseFile(case_path)
+    cfg = _config(case_path, limit=2, arms=[{"name": "a"}], judge={"calls": 3, "judges": ["guidance_match"]})
+    judge = ScriptedJudge(["VERDICT: accept"], cycle=True)
+
+    def runner(w, case, arm, budget):
+        return FakeRunResult(status="failed", output=None, record={"steps": []})
+
+    run_evaluation(ws, cfg, tmp_path / "out", case_file=cf, runner=runner, judge_model=judge.model)
+    res = ResultsFile(tmp_path / "out" / "results" / "a.jsonl").load()
+    assert judge.prompts == []  # no call spent on an empty output
+    for r in res.values():
+        j = r.judges["guidance_match"]
+        assert j.decision is False and j.votes == [] and j.failure.startswith("no accepted output")

@@ -34,8 +34,10 @@ def test_extractive_arms_on_tau2_dev(tau2_dir, tmp_path):
     results = load_results(out)
     bm25 = results["bm25"]
     assert all(r.metrics["queries"] <= 5 and r.metrics["fetches"] <= 6 for r in bm25.values())
-    # BM25 over the articles finds a required document for most cases (measured: 7 of the first 10)
-    assert sum(bool(r.metrics["docs_consulted_any"]) for r in bm25.values()) >= 6
+    # BM25 over the articles reaches a required document for some cases (measured: 4 of the first 10;
+    # 7 when the cases still carried the simulator's directions, which named the expected tools and
+    # transfers, e.g. "demand to be transferred to a human agent" for task_004)
+    assert sum(bool(r.metrics["docs_consulted_any"]) for r in bm25.values()) >= 3
     report = summarize(results, name=cfg.name, reference_arm="bm25")
     cmp = report.paired["hybrid-hash"]["docs_consulted_any"]
     assert cmp.n_paired == 10 and 0.0 <= cmp.test.p_value <= 1.0

@@ -61,3 +61,93 @@ FIXTURE = [
 @pytest.fixture
 def corpus():
     return make_articles(FIXTURE)
+
+
+#: Two banks with a card of the same name; Brightwater's own documents disagree on its annual fee.
+BANKS = [
+    (
+        "bw-gold",
+        "Brightwater Bank Gold Rewards Card",
+        "## Fees\nThe Gold Rewards Card from Brightwater Bank has an annual fee of $95.\n- Late fee: $30.00\n",
+    ),
+    (
+        "bw-schedule",
+        "Brightwater fee schedule 2025",
+        (
+            "## Cards\n"
+            "Brightwater Bank Gold Rewards Card annual fee: $120\n"
+            "Brightwater Bank Gold Rewards Card late fee: $30.00\n"
+        ),
+    ),
+    (
+        "bw-business",
+        "Brightwater Bank Business Gold Rewards Card",
+        "The Business Gold Rewards Card from Brightwater Bank has an annual fee of $250.\n",
+    ),
+    (
+        "hb-gold",
+        "Harbor Bank Gold Rewards Card",
+        "## Fees\nHarbor Bank's Gold Rewards Card has an annual fee of $0.\n",
+    ),
+    (
+        "hb-fees",
+        "Harbor Bank card fees",
+        (
+            "## Annual fees\n"
+            "Harbor Bank's Gold Rewards Card has an annual fee of $0.\n"
+            "The annual fee of the Silver Rewards Card is $45.\n"
+        ),
+    ),
+    (
+        "gold-rewards-faq",
+        "Gold Rewards Card FAQ",
+        "The Gold Rewards Card earns 2 points per dollar on groceries.\n",
+    ),
+]
+
+#: A small telecom help center: policies, procedures and settings rather than named products.
+TELECOM = [
+    (
+        "tc-refuel",
+        "Data refueling",
+        (
+            "## When to refuel\n"
+            "When a line has used all of its monthly data, a customer can refuel data for the rest of "
+            "the billing cycle.\n\n"
+            "## Limits\n"
+            "A customer can refuel up to 2 GB of data per billing cycle.\n"
+            "Each refuel is charged at $2.00 per GB.\n"
+        ),
+    ),
+    (
+        "tc-apn",
+        "Fixing MMS: APN settings",
+        (
+            "## APN settings\n"
+            "If picture messages fail to send, check the APN settings on the device against these values:\n"
+            "- APN: internet.carrier.example\n"
+            "- MMSC URL: http://mms.carrier.example/mmsc\n"
+            "- MMS proxy: proxy.carrier.example\n"
+        ),
+    ),
+    (
+        "tc-plans",
+        "Plans",
+        "The Unlimited plan includes 50 GB of data each month. The Basic plan includes 5 GB of data.\n",
+    ),
+    (
+        "tc-roaming",
+        "International roaming",
+        "Roaming data is billed per MB. A roaming pass adds 1 GB of data for 7 days.\n",
+    ),
+]
+
+
+@pytest.fixture
+def banks():
+    return make_articles(BANKS)
+
+
+@pytest.fixture
+def telecom():
+    return make_articles(TELECOM)

@@ -140,3 +140,21 @@ def test_ask_with_the_real_search_index_and_a_scripted_model(ws):
     system = "".join(p.content for p in model.requests[0][0].parts if isinstance(p, SystemPromptPart))
     assert "Evidence-first answers" in system  # the evidence-qa SKILL.md is the model's manual
     assert (ans.confidence, ans.sufficient) == ("medium", True)
+
+
+def test_readable_answer_lists_both_banks_for_an_implicit_parent(tmp_path, capsys):
+    from .conftest import BANKS
+
+    src = tmp_path / "banks"
+    src.mkdir()
+    for aid, title, body in BANKS:
+        (src / f"{aid}.md").write_text(f"---\ntitle: {json.dumps(title)}\n---\n{body}", encoding="utf-8")
+    w = Workspace.init(tmp_path / "bws")
+    ingest(w, [src])
+    rc = main(["ask", "What is the annual fee of the Gold Rewards Card?", "-w", str(w.root)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "sufficient: false" in out and "risk: ambiguous_subject" in out
+    assert "Gold Rewards Card (Brightwater Bank) — 2 article(s)" in out
+    assert "Gold Rewards Card (Harbor Bank) — 2 article(s)" in out
+    assert "Conflicts (not arbitrated):" in out

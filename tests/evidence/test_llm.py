@@ -77,7 +77,14 @@ def test_model_steps_inside_the_machine_surface_a_conflict(corpus):
     assert "MANUAL-MARKER" in _system_prompt(model)
     assert ans.harness == "llm" and ans.note is None and ans.record.tokens > 0
     assert ans.final_state == State.CONCLUDED
-    assert [r.article_id for r in ans.rejected_candidates] == ["zenith-gold"]
+    # the model's look-alike is refused; the articles it left out are bound by code (complete list)
+    assert sorted(r.article_id for r in ans.rejected_candidates) == [
+        "acme-platinum",
+        "gold-card-rewards",
+        "zenith-gold",
+    ]
+    assert "acme-gold-annual" in ans.candidates[0].article_ids
+    assert ans.record.steps[1].detail["bound_by_code"] == 3
     assert [u.text for u in ans.evidence] == [
         "Late fee: $25.00",
         "Acme Bank charges a late fee of $35.00 on the Gold Card",
@@ -92,6 +99,37 @@ def test_model_steps_inside_the_machine_surface_a_conflict(corpus):
     assert ans.risk_signal == "conflict" and ans.sufficient is False
     assert "Ask the card team which late fee applies." in ans.suggested_next_actions
     assert ans.contract.accepted
+    # the conclusion over a conflict is code's listing, not the model's text
+    assert ans.conclusion.startswith("The sources disagree and the disagreement is not arbitrated")
+    assert "[0]" not in ans.conclusion and ans.record.steps[-1].detail["model_conclusion_withheld"] is True
+
+
+def test_a_model_conclusion_that_picks_one_side_of_a_conflict_is_not_passed_through(corpus):
+    model = ScriptedModel(
+        scripted_llm_steps(
+            SUBJECT,
+            CANDS[:2],
+            [
+                {"article_id": "acme-gold-terms", "text": "Late fee: $25.00", "subject": "Gold Card"},
+                {
+                    "article_id": "acme-gold-payments",
+                    "text": "Acme Bank charges a late fee of $35.00 on the Gold Card",
+                    "subject": "Gold Card",
+                },
+            ],
+            {
+                "conclusion": "The late fee is $35.00: the late-payments page is the newer one.",
+                "answered": True,
+                "claims": [{"evidence_index": 1, "attribute": "late fee", "value": "$35.00"}],
+            },
+        )
+    )
+    ans = answer_question(Q_LATE, articles=corpus, reasoner=LLMReasoner(model))
+    assert ans.risk_signal == "conflict" and ans.sufficient is False and ans.confidence == "low"
+    assert "newer one" not in ans.conclusion
+    assert "$25.00" in ans.conclusion and "$35.00" in ans.conclusion and "not arbitrated" in ans.conclusion
+    assert {c.normalized for c in ans.conflicts[0].claims} == {"usd:25.00", "usd:35.00"}
+    assert ans.record.steps[-1].detail["model_conclusion_withheld"] is True
 
 
 def test_not_found_stops_after_the_gate_with_no_further_model_call(corpus):
@@ -147,12 +185,17 @@ def test_model_answer_judged_unanswered_is_insufficient(corpus):
 
 def test_subject_not_taken_from_the_question_is_sent_back_then_accepted(corpus):
     bad = call("final_result", type="credit_card", name="Platinum Card", parent_entity="Acme Bank")
-    model = ScriptedModel([bad, *scripted_llm_steps(SUBJECT, [])])
+    model = ScriptedModel([bad, *scripted_llm_steps(SUBJECT, [], [])])
     ans = answer_question(Q_LATE, articles=corpus, reasoner=LLMReasoner(model))
     assert ans.subject.name == "Gold Card"
     retries = retry_prompts(model.requests[1])
     assert retries and "not taken from the question" in str(retries[0].content)
-    assert ans.final_state == State.SUBJECT_NOT_FOUND  # the model proposed no candidate
+    # the model proposed no candidate, but code checks every article naming the subject: the
+    # Acme Gold Card is bound all the same (no false "not found"), and with no evidence proposed
+    # the answer is not sufficient
+    assert ans.final_state == State.CONCLUDED and ans.record.steps[1].detail["bound_by_code"] == 6
+    assert sorted(ans.candidates[0].article_ids) == ["acme-gold-annual", "acme-gold-payments", "acme-gold-terms"]
+    assert ans.evidence == [] and ans.sufficient is False
 
 
 def test_model_that_never_gives_a_valid_subject_raises_model_error(corpus):

@@ -81,6 +81,10 @@ def test_extractive_run_is_accepted_grounded_and_deterministic(ws, cases, retrie
     again = run_case(ws, case, cases=cases, retriever=retriever, out_path=ws.root / "again.json")
     assert again.output["guidance"] == out["guidance"] and again.output["snippets"] == out["snippets"]
     assert (ws.root / "again.record.json").is_file()
+    # the case as the agent saw it lies beside the record (no ground truth), for review and export
+    saved_case = json.loads((ws.runs_dir / "case_lost" / "case.json").read_text())
+    assert saved_case == case.model_dump(mode="json") and "ground_truth" not in saved_case
+    assert json.loads((ws.root / "again.case.json").read_text())["case_id"] == "case_lost"
 
 
 def test_extractive_respects_query_and_fetch_budgets(ws, cases, retriever):
@@ -101,6 +105,7 @@ def test_extractive_with_nothing_to_quote_fails_cleanly(ws, cases, retriever):
     assert res.status == "failed" and res.output is None
     assert "nothing" in res.record.error or "no quotable" in res.record.error
     assert res.record_path.is_file() and not (ws.runs_dir / "zz" / "output.json").exists()
+    assert json.loads((ws.runs_dir / "zz" / "case.json").read_text())["contact_reason"] == "qqqq xxxx"
 
 
 def test_extractive_with_zero_fetch_budget_fails_not_crashes(ws, cases, retriever):

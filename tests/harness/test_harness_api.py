@@ -23,6 +23,7 @@ def test_public_api_is_pinned():
             "RunStatus",
             "Session",
             "Step",
+            "case_path",
             "is_done",
             "make_harness",
             "output_paths",

@@ -135,3 +135,15 @@ def test_run_out_path_that_is_a_folder_is_a_one_line_error(indexed, tmp_path, ca
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("error:") and "is a folder" in err and "Traceback" not in err
     assert not list(tmp_path.glob("*.record.json")) and not any(target.iterdir())
+
+
+@pytest.mark.parametrize("suffix", ["/", "/sub/"])
+def test_run_out_path_with_a_trailing_slash_names_a_folder_and_is_refused(indexed, tmp_path, capsys, suffix):
+    # regression: `run -o newdir/` (missing folder) wrote a file named `newdir`
+    target = str(tmp_path / "newdir") + suffix
+    rc = main(["run", "-w", str(indexed.root), "--case-id", "case_lost", "-o", target])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("error: ") and err.count("\n") == 1
+    assert "names a folder; -o takes the output file's path" in err and "run-batch --out DIR" in err
+    assert not (tmp_path / "newdir").exists() and not list(tmp_path.glob("newdir*"))
+    assert not (indexed.runs_dir / "case_lost").exists()

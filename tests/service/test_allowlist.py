@@ -70,3 +70,41 @@ def test_normalize_host_ip_literals():
     assert normalize_host("127.0.0.1") == "127.0.0.1"
     with pytest.raises(ValueError):
         normalize_host("")
+
+
+# regression (issue 15, item 1): hosts were normalised with Python's IDNA-2003 codec (ß -> ss), while
+# httpx connects with IDNA-2008 (ß -> xn--strae-oqa); `straße.com` passed an allowlist of `strasse.com`
+def test_the_allowlist_decides_on_the_host_httpx_connects_to():
+    allow = HostAllowlist(["strasse.com"])
+    assert not allow.allows_url("http://stra\u00dfe.com/x")
+    assert not allow.allows("stra\u00dfe.com") and not allow.allows("www.stra\u00dfe.com")
+    assert allow.allows_url("http://STRASSE.com/x")
+    own = HostAllowlist(["stra\u00dfe.com"])
+    assert own.hosts == ("xn--strae-oqa.com",)
+    assert own.allows_url("http://stra\u00dfe.com/x") and own.allows_url("http://xn--strae-oqa.com/")
+    assert not own.allows_url("http://strasse.com/x")
+
+
+@pytest.mark.parametrize(
+    "host", ["stra\u00dfe.com", "B\u00dcCHER.example", "example.com.", "Example.COM", "xn--strae-oqa.com",
+             "docs.example.com", "caf\u00e9.example", "\u03c0.example"],
+)
+def test_normalize_host_is_what_httpx_sends(host):
+    import httpx
+
+    seen = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url.raw_host.decode("ascii"))
+        return httpx.Response(204)
+
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        client.get(f"http://{host}/")
+    assert normalize_host(host) == seen[0].rstrip(".")
+    assert HostAllowlist([host]).allows_url(f"http://{host}/")
+
+
+@pytest.mark.parametrize("url", ["http://\uff25\uff38\uff21\uff2d\uff30\uff2c\uff25.com/", "http://exa\u200dmple.com/",
+                                 "http://[::1/", "http://exa mple.com/"])
+def test_urls_httpx_cannot_connect_to_are_not_allowed(url):
+    assert not HostAllowlist(["example.com"]).allows_url(url)

@@ -43,9 +43,44 @@ def test_unknown_slug_is_400_not_a_fallback(client, threads):
         {"question": "hi", "thread_id": "t-1", "extra": 1},
     ],
 )
-def test_bad_chat_requests_are_4xx(client, body):
+def test_bad_chat_requests_are_400_with_the_error_body(client, body):
     r = chat(client, **body)
-    assert r.status_code in (400, 422), r.text
+    assert r.status_code == 400, r.text
+    assert set(r.json()) == {"error", "kind"} and r.json()["error"]
+
+
+# regression (issue 15, item 6): each of these was a silent plain chat with 200
+@pytest.mark.parametrize("question", ["/nosuch, card fee", "/unknown? what is the card fee", "/-x", "/cards, fee",
+                                      "/ cards fee"])
+def test_a_malformed_or_unknown_slug_is_always_400(client, threads, question):
+    for extra in ({}, {"skill": "cards"}):
+        r = chat(client, question=question, thread_id="slug-1", **extra)
+        assert r.status_code == 400, r.text
+        assert r.json()["kind"] == "SkillNotFound"
+    assert threads.keys() == []
+
+
+# regression (issue 15, item 7): validation errors were FastAPI's 422 `detail` list and an unparsable body
+# `{"detail": ...}`; every error is now the documented `{error, kind}`
+def test_every_4xx_has_the_documented_body(client):
+    cases = [
+        (client.post("/chat", content=b"{not json", headers={"Content-Type": "application/json"}), 400,
+         "ValidationError"),
+        (client.post("/chat", json={"question": "hi"}), 400, "ValidationError"),
+        (client.post("/chat", json={"question": "hi", "thread_id": "t", "web_search": "yes"}), 400,
+         "ValidationError"),
+        (client.post("/runs", json=[1, 2]), 400, "ValidationError"),
+        (client.get("/runs/not-a-run-id"), 400, "ValidationError"),
+        (client.get("/no/such/route"), 404, "NotFound"),
+        (client.put("/skills"), 405, "MethodNotAllowed"),
+    ]
+    for r, status, kind in cases:
+        assert r.status_code == status, (r.request.url, r.text)
+        body = r.json()
+        assert set(body) == {"error", "kind"} and body["kind"] == kind, body
+        assert "detail" not in body and "\n" not in body["error"]
+    assert "not valid JSON" in cases[0][0].json()["error"]
+    assert cases[1][0].json()["error"].startswith("thread_id:")
 
 
 def test_slug_selects_skill_and_extractive_answer_quotes_verified_snippets(client):
@@ -136,7 +171,7 @@ def test_articles_route(client):
     assert r.status_code == 200 and r.json()["title"] == "Card fees" and r.json()["source_tag"] == "cards"
     r = client.get("/articles/nope")
     assert r.status_code == 404 and r.json()["kind"] == "ArticleNotFound"
-    assert client.get("/articles/..%2F..%2Fetc").status_code in (404, 422)
+    assert client.get("/articles/..%2F..%2Fetc").status_code in (400, 404)
 
 
 def test_bearer_token(make_app):
@@ -148,6 +183,19 @@ def test_bearer_token(make_app):
         assert c.post("/chat", json={"question": "x", "thread_id": "t"}).status_code == 401
         ok = c.get("/skills", headers={"Authorization": "Bearer s3cret"})
         assert ok.status_code == 200 and len(ok.json()) == 2
+
+
+# regression (issue 15, item 7): /docs, /redoc and /openapi.json were open although only /healthz is
+def test_the_schema_and_docs_need_the_token_too(make_app):
+    with serve_app(make_app(token="s3cret")) as url, httpx.Client(base_url=url) as c:
+        for path in ("/openapi.json", "/docs", "/redoc"):
+            r = c.get(path)
+            assert r.status_code == 401 and r.json()["kind"] == "Unauthorized", path
+            assert c.get(path, headers={"Authorization": "Bearer s3cret"}).status_code == 200, path
+        schema = c.get("/openapi.json", headers={"Authorization": "Bearer s3cret"}).json()
+        assert "bearer" in str(schema["components"]["securitySchemes"]).lower()
+    with serve_app(make_app()) as url, httpx.Client(base_url=url) as c:  # no token set: all open
+        assert c.get("/openapi.json").status_code == 200 and c.get("/docs").status_code == 200
 
 
 def test_runs_background_job(make_app):
@@ -173,6 +221,10 @@ def test_runs_background_job(make_app):
         assert state["status"] == "accepted" and state["result"]["output"] == {"case_id": "case-1"}
         assert seen == [("case-1", "extractive", "cards")]
         assert c.post("/runs", json={"case": {"contact_reason": "x"}}).status_code == 400
+        # regression (issue 15, item 7): "ok\n" passed the `$`-anchored id pattern and made runs/ok\n/
+        bad = c.post("/runs", json={"case": {"case_id": "ok\n", "contact_reason": "x"}})
+        assert bad.status_code == 400 and "not a valid case id" in bad.json()["error"]
+        assert seen == [("case-1", "extractive", "cards")]  # never queued
         assert c.post("/runs", json={"case": {"case_id": "c"}, "skill": "nope"}).status_code == 400
         assert c.get("/runs/" + "0" * 32).status_code == 404
     with serve_app(make_app(run_runner=failing)) as url, httpx.Client(base_url=url) as c:

@@ -54,8 +54,8 @@ def test_web_fallback_reads_only_allowlisted_final_urls(web):
     assert first(ev, "retrieval")["hits"] == []  # nothing in the cards sources: fallback fires
     w = first(ev, "web")
     assert w["status"] == "searched"
-    assert w["queries"] == ["what is on my mortgage escrow statement? site:example.com"]
-    assert provider.queries == [("what is on my mortgage escrow statement?", "example.com")]
+    assert w["queries"] == ["what is on my mortgage escrow statement site:example.com"]  # plain words only
+    assert provider.queries == [("what is on my mortgage escrow statement", "example.com")]
     assert [k["url"] for k in w["kept"]] == ["http://example.com/escrow"]
     assert w["kept"][0]["requested_url"] == "http://example.com/escrow-old"
     dropped = {d["url"]: d["stage"] for d in w["dropped"]}
@@ -119,7 +119,6 @@ def test_model_chat_uses_skill_manual_and_verifies_quotes(make_app, threads):
         _answer("Freeze the card first, then order a replacement.", [
             {"source": "card_lost", "snippet": "freeze the card in the app first"},
             {"source": "card_lost", "snippet": "call the police immediately"},    # not in the article
-            {"source": "loan_early", "snippet": "can be repaid early without penalty"},  # real, other skill
             {"source": "no_such_article", "snippet": "anything"},
         ]),
     ])
@@ -129,9 +128,9 @@ def test_model_chat_uses_skill_manual_and_verifies_quotes(make_app, threads):
     assert done["status"] == "ok" and done["mode"] == "model" and done["skill"] == "cards"
     assert [(x["source"], x["snippet"]) for x in done["citations"]] == [
         ("card_lost", "freeze the card in the app first"),
-        ("loan_early", "can be repaid early without penalty"),
     ]
-    assert {r["source"] for r in done["rejected"]} == {"card_lost", "no_such_article"}
+    assert {(r["source"], r["reason"]) for r in done["rejected"]} == {
+        ("card_lost", "not a verbatim quote"), ("no_such_article", "not read in this turn")}
     assert "".join(d["delta"] for n, d in ev if n == "text") == "Freeze the card first, then order a replacement."
     assert [d["tool"] for n, d in ev if n == "tool_call"] == ["read_article"]
     assert first(ev, "retrieval")["source_tags"] == ["cards"]
@@ -140,12 +139,40 @@ def test_model_chat_uses_skill_manual_and_verifies_quotes(make_app, threads):
     assert threads.history("m1::cards")[0].answer.startswith("Freeze the card first")
 
 
+# regression (issue 15, item 2): read_article ignored the skill's allowed_sources, and a quote from an
+# article of another skill's sources - never read in this turn - was accepted as a citation
+def test_model_chat_cannot_read_or_cite_outside_the_skills_sources(make_app):
+    model = ScriptedModel([
+        call("read_article", article_id="loan_early"),   # a loans article, asked for under /cards
+        call("read_article", article_id="card_fees"),
+        _answer("Premium accounts pay no fee; loans can be repaid early.", [
+            {"source": "card_fees", "snippet": "Premium accounts pay no fee."},
+            {"source": "loan_early", "snippet": "can be repaid early without penalty"},  # real text, out of scope
+            {"source": "card_lost", "snippet": "freeze the card in the app first"},      # in scope, never read
+        ]),
+    ])
+    with serve_app(make_app(model=model)) as url, httpx.Client(base_url=url) as c:
+        ev = events_of(c.post("/chat", json={"question": "/cards card fee?", "thread_id": "m1x"}))
+    reads = [d for n, d in ev if n == "tool_call" and d["tool"] == "read_article"]
+    assert [(d["args"]["article_id"], d["ok"]) for d in reads] == [("loan_early", False), ("card_fees", True)]
+    assert "outside this skill's allowed sources" in reads[0]["error"]
+    # what the model got back for the refused read: an error line, not the article body
+    tool_returns = [p for m in model.requests[1] for p in getattr(m, "parts", []) if p.part_kind == "tool-return"]
+    assert tool_returns and "without penalty" not in str(tool_returns[-1].content)
+    assert "outside this skill's allowed sources" in str(tool_returns[-1].content)
+    done = first(ev, "done")
+    assert [x["source"] for x in done["citations"]] == ["card_fees"]
+    assert {(r["source"], r["reason"]) for r in done["rejected"]} == {
+        ("loan_early", "not read in this turn"), ("card_lost", "not read in this turn")}
+
+
 def test_model_chat_condenses_with_the_rewrite_prompt(make_app, threads):
     threads.append("m2::cards", question="how do I freeze a lost card?", condensed="x", answer="Freeze it.",
                    skill="cards", citations=[])
     threads.append("m2", question="loan rates?", condensed="x", answer="Fixed.", skill=None, citations=[])
     model = ScriptedModel([
         "How long does a replacement for a lost card take?",
+        call("read_article", article_id="card_lost"),
         _answer("About five business days.", [{"source": "card_lost", "snippet": "within five business days"}]),
     ])
     with serve_app(make_app(model=model)) as url, httpx.Client(base_url=url) as c:
@@ -228,3 +255,127 @@ def test_model_can_read_the_web_once_and_cite_the_final_url(make_app):
     assert [d["status"] for n, d in ev if n == "web"] == ["searched", "already_searched"]
     assert len(provider.queries) == 1
     assert model.requests[1][-1].parts[0].tool_name == "search_articles"
+
+
+# regression (issue 15, item 3): the fallback's "relevant" flag was set only by a knowledge-base search,
+# so a model that called web_search first read the web although the knowledge base answers
+def test_fallback_web_is_not_read_when_the_knowledge_base_answers_even_if_asked_first(web, make_app):
+    _, _, site = web
+    model = ScriptedModel([
+        call("web_search", query="freeze a lost card"),
+        call("read_article", article_id="card_lost"),
+        _answer("Freeze it in the app.", [{"source": "card_lost", "snippet": "freeze the card in the app first"}]),
+    ])
+    provider = StaticSearchProvider({"example.com": ["http://example.com/escrow"]})
+    fetcher = WebFetcher(httpx.AsyncClient(transport=LoopbackTransport({"example.com": site.port})))
+    with serve_app(make_app(model=model, web_provider=provider, fetcher=fetcher)) as url, \
+            httpx.Client(base_url=url, timeout=30) as c:
+        ev = events_of(c.post("/chat", json={"question": "how do I freeze a lost card?", "thread_id": "f1",
+                                             "skill": "cards", "web_search": True}))
+    assert [d["status"] for n, d in ev if n == "web"] == ["not_needed"]
+    assert provider.queries == [] and site.hits == []
+    told = [p.content for m in model.requests[1] for p in getattr(m, "parts", []) if p.part_kind == "tool-return"]
+    assert "not_needed" in str(told)
+    assert first(ev, "done")["status"] == "ok"
+
+
+def test_fallback_web_is_read_when_the_knowledge_base_does_not_answer(web, make_app):
+    _, _, site = web
+    model = ScriptedModel([
+        call("web_search", query="mortgage escrow statement"),
+        _answer("It lists taxes and insurance.",
+                [{"source": "http://example.com/escrow", "snippet": "lists the taxes and insurance paid"}]),
+    ])
+    provider = StaticSearchProvider({"example.com": ["http://example.com/escrow"]})
+    fetcher = WebFetcher(httpx.AsyncClient(transport=LoopbackTransport({"example.com": site.port})))
+    with serve_app(make_app(model=model, web_provider=provider, fetcher=fetcher)) as url, \
+            httpx.Client(base_url=url, timeout=30) as c:
+        ev = events_of(c.post("/chat", json={"question": "what is on my mortgage escrow statement?",
+                                             "thread_id": "f2", "skill": "cards", "web_search": True}))
+    assert [d["status"] for n, d in ev if n == "web"] == ["searched"]
+    cite = first(ev, "done")["citations"][0]
+    assert cite["kind"] == "web" and cite["url"] == "http://example.com/escrow"
+
+
+# regression (issue 15, item 4): one malformed redirect ended the whole turn with InternalError; the other
+# pages were lost and the turn was not stored
+def test_a_malformed_redirect_drops_one_page_and_keeps_the_turn(make_app, threads):
+    sites = {**SITES, ("example.com", "/bad"): Page(status=302, location="http:\\\\evil.net\\x"),
+             ("example.com", "/data"): Page(status=302, location="data:text/html,<p>escrow statement</p>")}
+    with VirtualHostServer(sites) as site:
+        provider = StaticSearchProvider({"example.com": ["http://example.com/bad", "http://example.com/data",
+                                                         "http://example.com/escrow"]})
+        fetcher = WebFetcher(httpx.AsyncClient(transport=LoopbackTransport({"example.com": site.port})))
+        with serve_app(make_app(web_provider=provider, fetcher=fetcher)) as url, \
+                httpx.Client(base_url=url, timeout=30) as c:
+            ev = events_of(c.post("/chat", json={"question": "what is on my mortgage escrow statement?",
+                                                 "thread_id": "r1", "skill": "cards", "web_search": True}))
+    done = first(ev, "done")
+    assert done["status"] == "ok" and done["turn"] == 1 and not [n for n, _ in ev if n == "error"]
+    w = first(ev, "web")
+    assert [k["url"] for k in w["kept"]] == ["http://example.com/escrow"]
+    assert {d["url"]: d["stage"] for d in w["dropped"]} == {"http://example.com/bad": "redirect",
+                                                           "http://example.com/data": "redirect"}
+    assert [c["source"] for c in done["citations"]] == ["http://example.com/escrow"]
+    assert len(threads.history("r1::cards")) == 1
+
+
+# regression (issue 15, item 4): no deadline per turn; a slow page or model held a turn for minutes
+def test_a_slow_web_page_cannot_hold_the_turn(make_app):
+    import time
+
+    sites = {**SITES, ("example.com", "/drip"): Page("escrow statement " * 20, content_type="text/plain",
+                                                     drip_s=0.1)}
+    with VirtualHostServer(sites) as site:
+        provider = StaticSearchProvider({"example.com": ["http://example.com/drip", "http://example.com/escrow"]})
+        fetcher = WebFetcher(httpx.AsyncClient(transport=LoopbackTransport({"example.com": site.port})),
+                             deadline_s=60)  # only the turn's deadline can stop it
+        app = make_app(web_provider=provider, fetcher=fetcher, settings=ServiceSettings(turn_deadline_s=3))
+        with serve_app(app) as url, httpx.Client(base_url=url, timeout=30) as c:
+            t0 = time.monotonic()
+            ev = events_of(c.post("/chat", json={"question": "what is on my mortgage escrow statement?",
+                                                 "thread_id": "d1", "skill": "cards", "web_search": True}))
+            elapsed = time.monotonic() - t0
+    assert elapsed < 10  # the page alone takes 34 s
+    w = first(ev, "web")
+    assert w["status"] == "searched" and "deadline" in w["error"]
+    assert first(ev, "done")["status"] == "ok"  # the web step got half the turn; the turn still answered
+
+
+def test_the_turn_deadline_ends_a_turn_that_runs_too_long(make_app, threads):
+    import asyncio
+    import time
+
+    from pydantic_ai.models.function import FunctionModel
+
+    async def stalls(messages, info):
+        await asyncio.sleep(60)
+
+    app = make_app(model=FunctionModel(stalls), settings=ServiceSettings(turn_deadline_s=1))
+    with serve_app(app) as url, httpx.Client(base_url=url, timeout=30) as c:
+        t0 = time.monotonic()
+        ev = events_of(c.post("/chat", json={"question": "card fee?", "thread_id": "d2", "skill": "cards"}))
+        elapsed = time.monotonic() - t0
+    assert elapsed < 10
+    assert first(ev, "done")["status"] == "budget_exceeded"
+    assert "turn deadline" in first(ev, "error")["message"]
+    assert threads.history("d2::cards") == []
+
+
+def test_a_failing_search_endpoint_leaves_the_knowledge_base_answer(make_app, threads):
+    from skillrag.errors import BackendError
+
+    class Down:
+        async def search(self, query, *, site, k):
+            raise BackendError("web search at http://search.invalid failed: connection refused")
+
+    fetcher = WebFetcher(httpx.AsyncClient(transport=LoopbackTransport({})))
+    always = make_app(web_provider=Down(), fetcher=fetcher,
+                      settings=ServiceSettings(web_allowlist=["example.com"]))
+    with serve_app(always) as url, httpx.Client(base_url=url, timeout=30) as c:
+        ev = events_of(c.post("/chat", json={"question": "premium card fee", "thread_id": "down",
+                                             "web_search": True}))
+    w = first(ev, "web")
+    assert w["status"] == "failed" and "connection refused" in w["error"]
+    done = first(ev, "done")
+    assert done["status"] == "ok" and done["citations"] and done["turn"] == 1

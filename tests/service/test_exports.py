@@ -1,6 +1,6 @@
 """The public surface of skillrag.service is what ``__all__`` says, and every name resolves."""
 
-import skillrag.service as service
+from skillrag import service
 
 
 def test_all_is_pinned_and_importable():

@@ -20,13 +20,31 @@ CAT = StaticCatalog([CARDS, LOANS])
         ("  /loans\nrepay early", "loans", "repay early"),
         ("/cards", "cards", ""),
         ("how /cards works", None, "how /cards works"),
-        ("/ cards", None, "/ cards"),
-        ("/cards/x what", None, "/cards/x what"),
         ("50/50 split?", None, "50/50 split?"),
     ],
 )
 def test_parse_slug(question, slug, rest):
     assert parse_slug(question) == (slug, rest)
+
+
+# regression: these were silent plain chats (the slug regex needed a following space and a clean name)
+@pytest.mark.parametrize(
+    "question",
+    ["/nosuch, card fee", "/unknown? what is the fee", "/-x", "/ cards", "/cards/x what", "/", "/cards, fee",
+     "  /cards?"],
+)
+def test_a_leading_slash_must_name_a_skill(question):
+    with pytest.raises(SkillNotFound, match="does not name a skill"):
+        parse_slug(question)
+    with pytest.raises(SkillNotFound):
+        select_skill(CAT, question, None)
+    with pytest.raises(SkillNotFound):  # an explicit skill does not make a bad slug acceptable
+        select_skill(CAT, question, "cards")
+
+
+def test_unknown_slug_next_to_an_explicit_skill_raises():
+    with pytest.raises(SkillNotFound, match="nosuch"):
+        select_skill(CAT, "/nosuch card fee", "cards")
 
 
 def test_slug_selects_and_is_stripped():
@@ -90,10 +108,10 @@ def test_skill_view_is_strict():
 
 
 def test_web_policy_declared_in_skill_yaml_wins_over_workspace_setting(tmp_path):
+    import shutil
+
     from skillrag.skill import builtin_skills_dir, load_skill
     from skillrag.workspace.config import WorkspaceConfig
-
-    import shutil
 
     folder = tmp_path / "cs-guidance"
     shutil.copytree(builtin_skills_dir() / "cs-guidance", folder)

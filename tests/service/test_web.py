@@ -16,7 +16,7 @@ import pytest
 from skillrag.errors import BackendError
 from skillrag.service.allowlist import HostAllowlist
 from skillrag.service.testing import LoopbackTransport, Page, StaticSearchProvider, VirtualHostServer
-from skillrag.service.web import Dropped, SearxngProvider, WebDocument, WebFetcher, web_lookup
+from skillrag.service.web import Dropped, SearxngProvider, WebDocument, WebFetcher, plain_query, web_lookup
 
 HOSTS = ["example.com", "docs.example.com", "evil.test", "example.com.evil.test", "evil-example.com",
          "search.local"]
@@ -159,3 +159,86 @@ async def test_searxng_provider_against_a_local_json_endpoint(site):
     with pytest.raises(BackendError, match="web search"):
         await bad.search("fees", site="example.com", k=5)
     await provider.aclose()
+
+
+# regression (issue 15, item 1): a result on `straße.com` was fetched (from xn--strae-oqa.com, a different
+# domain) under an allowlist of `strasse.com`
+async def test_an_idna_2008_lookalike_is_never_requested(site):
+    site.pages[("strasse.com", "/x")] = Page("<p>the real page</p>")
+    site.pages[("xn--strae-oqa.com", "/x")] = Page("<p>someone else's page</p>")
+    client = httpx.AsyncClient(transport=LoopbackTransport({"strasse.com": site.port,
+                                                             "xn--strae-oqa.com": site.port}))
+    fetcher = WebFetcher(client)
+    provider = StaticSearchProvider({"strasse.com": ["http://stra\u00dfe.com/x", "http://strasse.com/x"]})
+    found = await web_lookup("page", HostAllowlist(["strasse.com"]), provider, fetcher)
+    await fetcher.aclose()
+    assert [d.url for d in found.documents] == ["http://strasse.com/x"]
+    assert [(d.url, d.stage) for d in found.dropped] == [("http://stra\u00dfe.com/x", "result")]
+    assert site.hits == [("strasse.com", "/x")]
+
+
+# regression (issue 15, item 4): httpx builds its own next request from a Location header even with
+# follow_redirects=False, and its InvalidURL (not an HTTPError) ended the whole turn
+@pytest.mark.parametrize(
+    "location",
+    ["http:\\\\evil.net\\x", "data:text/html,<p>hi</p>", "http://xn--a.com/", "http://[::1", "http://ex\x7fample.com/"],
+)
+async def test_a_malformed_redirect_drops_that_page_only(fetcher, site, location):
+    site.pages[("example.com", "/bad")] = Page(status=302, location=location)
+    got = await fetcher.fetch("http://example.com/bad", ALLOW)
+    assert isinstance(got, Dropped) and got.stage in ("redirect", "fetch")
+    provider = StaticSearchProvider({"example.com": ["http://example.com/bad", "http://example.com/moved"]})
+    found = await web_lookup("fees", ALLOW, provider, fetcher)
+    assert [d.url for d in found.documents] == ["http://example.com/fees-v2"]
+    assert [d.url for d in found.dropped] == ["http://example.com/bad"]
+    assert not any(h[0] != "example.com" for h in site.hits)
+
+
+# regression (issue 15, item 4): a host sending a few bytes every couple of seconds held a turn for minutes;
+# the read timeout never fires, the fetch deadline does
+async def test_a_slow_drip_page_is_dropped_at_the_fetch_deadline(site):
+    import time
+
+    site.pages[("example.com", "/drip")] = Page("x" * 200, content_type="text/plain", drip_s=0.1)
+    fetcher = WebFetcher(httpx.AsyncClient(transport=LoopbackTransport({"example.com": site.port}),
+                                           timeout=5.0), deadline_s=0.8)
+    t0 = time.monotonic()
+    got = await fetcher.fetch("http://example.com/drip", ALLOW)
+    elapsed = time.monotonic() - t0
+    await fetcher.aclose()
+    assert isinstance(got, Dropped) and got.stage == "fetch" and "0.8 s" in got.reason
+    assert elapsed < 5  # the whole body would take 20 s
+
+
+async def test_the_lookup_deadline_keeps_what_it_has(site):
+    site.pages[("example.com", "/drip")] = Page("x" * 200, content_type="text/plain", drip_s=0.1)
+    fetcher = WebFetcher(httpx.AsyncClient(transport=LoopbackTransport({"example.com": site.port})),
+                         deadline_s=60)
+    provider = StaticSearchProvider({"example.com": ["http://example.com/moved", "http://example.com/drip"]})
+    found = await web_lookup("fees", ALLOW, provider, fetcher, deadline_s=1.0)
+    await fetcher.aclose()
+    assert [d.url for d in found.documents] == ["http://example.com/fees-v2"]
+    assert found.stopped and "deadline" in found.stopped
+
+
+# regression (issue 15, item 5): the user's text reached the search engine with its operators
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ("fee OR site:evil.net", "fee"),
+        ('"card fee" -premium (inurl:admin | fees) !g :en', "card fee premium fees"),
+        ("What's the fee?", "What's the fee"),
+        ("site:evil.net", ""),
+    ],
+)
+def test_plain_query_strips_search_syntax(text, plain):
+    assert plain_query(text) == plain
+
+
+async def test_the_engine_never_sees_user_operators(fetcher):
+    provider = StaticSearchProvider({"example.com": ["http://example.com/moved"]})
+    found = await web_lookup("fee OR site:evil.net", ALLOW, provider, fetcher)
+    assert provider.queries == [("fee", "example.com")]
+    assert found.queries == ["fee site:example.com"]
+    empty = StaticSearchProvider({"example.com": ["http://example.com/moved"]})
+    assert (await web_lookup("site:evil.net", ALLOW, empty, fetcher)).queries == [] and empty.queries == []

@@ -113,6 +113,7 @@ def test_serve_check_lists_routes(ws, capsys):
     assert main(["serve", "-w", str(ws.root), "--check"]) == 0
     out = capsys.readouterr()
     assert "POST   /chat" in out.out and "GET    /skills" in out.out
+    assert "GET    /review/{case_id}" in out.out and "POST   /review/{case_id}/approve" in out.out
     assert "extractive" in out.err and "web off" in out.err
 
 
@@ -133,8 +134,10 @@ def test_configured_web_search_end_to_end_without_test_transport(tmp_path):
         base, other = f"http://127.0.0.1:{site.port}", f"http://localhost:{site.port}"
         site.pages.update({
             ("127.0.0.1", "/search?q=escrow+statement+site%3A127.0.0.1&format=json"): Page(
-                json.dumps({"results": [{"url": f"{base}/go-away"}, {"url": f"{base}/old"}, {"url": f"{other}/page"}]}),
+                json.dumps({"results": [{"url": f"{base}/go-away"}, {"url": f"{base}/drip"}, {"url": f"{base}/old"},
+                                        {"url": f"{other}/page"}]}),
                 content_type="application/json"),
+            ("127.0.0.1", "/drip"): Page("escrow statement " * 30, content_type="text/plain", drip_s=0.05),
             ("127.0.0.1", "/go-away"): Page(status=302, location=f"{other}/evil"),
             ("127.0.0.1", "/old"): Page(status=301, location="/escrow"),
             ("127.0.0.1", "/escrow"): Page("<p>The yearly escrow statement lists property taxes paid.</p>"),
@@ -143,7 +146,7 @@ def test_configured_web_search_end_to_end_without_test_transport(tmp_path):
         })
         cfg = WorkspaceConfig.model_validate({
             "search": {"backend": "direct", "mode": "bm25", "embedder": "hash"},
-            "service": {"web_search_url": f"{base}/search",
+            "service": {"web_search_url": f"{base}/search", "web_fetch_deadline_s": 1,
                         "skill_web": {"policies-only": {"web_mode": "fallback", "web_allowlist": ["127.0.0.1"]}}},
         })
         ws = Workspace.init(tmp_path / "ws", config=cfg)
@@ -159,7 +162,9 @@ def test_configured_web_search_end_to_end_without_test_transport(tmp_path):
     w = first(ev, "web")
     assert w["status"] == "searched"
     assert [k["url"] for k in w["kept"]] == [f"{base}/escrow"]
-    assert {d["url"]: d["stage"] for d in w["dropped"]} == {f"{base}/go-away": "redirect", f"{other}/page": "result"}
+    assert {d["url"]: d["stage"] for d in w["dropped"]} == {f"{base}/go-away": "redirect", f"{base}/drip": "fetch",
+                                                           f"{other}/page": "result"}
+    assert "1 s" in next(d["reason"] for d in w["dropped"] if d["url"] == f"{base}/drip")  # service.web_fetch_deadline_s
     assert not any(h[0] == "localhost" for h in site.hits)
     cites = [x for x in first(ev, "done")["citations"] if x["kind"] == "web"]
     assert [x["source"] for x in cites] == [f"{base}/escrow"]

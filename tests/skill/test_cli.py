@@ -46,6 +46,22 @@ def test_validate_against_workspace(ws, good, bad, capsys):
     assert data["accepted"] is False and len(data["reasons"]) >= 3
 
 
+@pytest.mark.parametrize("tamper", [
+    {"snippets": 5},
+    {"audit": ["not", "an", "object"]},
+    {"audit": {"snippets": 7}},
+    {"audit": {"snippets": [{"index": 0, "source_article": ["x"], "start": 0, "end": 3, "content_hash": "h"}]}},
+    {"snippets": [{"source_article": ["art_card_lost"], "source_title": "t", "text": "x" * 20, "why": "w"}]},
+])
+def test_validate_reports_a_tampered_output_instead_of_crashing(ws, good, tamper, capsys):
+    data = json.loads(good.read_text())
+    data.update(tamper)
+    good.write_text(json.dumps(data))
+    assert main(["validate", str(good), "-w", str(ws.root), "--json"]) == 1
+    out, err = _out(capsys)
+    assert "Traceback" not in err and json.loads(out)["accepted"] is False
+
+
 def test_validate_with_articles_file(tmp_path, good, capsys):
     arts = tmp_path / "arts.json"
     arts.write_text(json.dumps({"art_card_lost": "The customer\u2019s identity must be verified before any change."}))
@@ -134,3 +150,13 @@ def test_validate_a_folder_or_binary_file_is_a_one_line_error(tmp_path, good, ca
     assert main(["validate", str(binary), "--articles", str(tmp_path)]) == 2
     err = _out(capsys)[1]
     assert err.startswith("error:") and "not UTF-8" in err
+
+
+def test_skill_check_of_a_missing_folder_is_an_error_line(tmp_path, capsys):
+    # regression: `skill check /nonexistent` printed "- /nonexistent: not a folder" and exited 1
+    assert main(["skill", "check", str(tmp_path / "nonexistent")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {tmp_path / 'nonexistent'}: no such folder\n"
+    (tmp_path / "file").write_text("x")
+    assert main(["skill", "check", str(tmp_path / "file")]) == 2
+    assert capsys.readouterr().err == f"error: {tmp_path / 'file'}: not a folder\n"

@@ -1,8 +1,10 @@
-"""Importing tau2-bench banking tasks; ground truth never reaches an agent-facing call."""
+"""Importing tau2-bench tasks (banking text briefs, telecom structured instructions): the customer's
+situation reaches the agent, the simulator's directions and the ground truth never do."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import anyio
 import pytest
@@ -10,8 +12,10 @@ import pytest
 from skillrag.cli.main import main
 from skillrag.errors import MalformedSourceError
 from skillrag.skill import CaseFile, SkillRegistry, SkillTools, import_tau2
-from skillrag.skill.tau2 import task_to_record
+from skillrag.skill.tau2 import YOU_NOTE, situation_text, task_to_record
 from skillrag.workspace import Workspace
+
+DATA = Path(__file__).parent / "data"
 
 TASK = {
     "id": "task_x",
@@ -40,7 +44,10 @@ def test_task_mapping():
     assert rec.contact_reason == "Get your stolen card frozen. Then get a new one."
     assert rec.case_messages[0].role == "customer"
     assert rec.case_messages[0].content == "Hi, my card was stolen!"
-    assert len(rec.case_notes) == 3
+    # the opening line is the message, not a note; the first note says who "you" is
+    assert rec.case_notes == [YOU_NOTE, "**Your character:** Ana, 30.",
+                              "**Your goal:** Get your stolen card frozen. Then get a new one. And more."]
+    assert rec.source == "tau2" and rec.source_id == "task_x"
     gt = rec.truth()
     assert gt.required_documents == ["doc_cards_stolen_001"]
     assert gt.expected_tools == ["freeze_card_1234", "get_pin_99", "transfer_to_human_agents"]
@@ -59,6 +66,13 @@ def test_bad_task_files(tmp_path):
     p.write_text('[{"no_id": 1}]')
     with pytest.raises(MalformedSourceError, match="item 0"):
         import_tau2(p)
+
+
+#: Phrases of the user-simulator's directions in the tau2 banking briefs, never shown to an agent.
+SIMULATOR_DIRECTIONS = ("playing the role", "Never respond as", "How to Behave", "Don't dump", "###STOP###",
+                        "Conversation Flow", "Tool usage", "You have access to", "end the conversation",
+                        "Do NOT volunteer", "real customer", "deflect", "If the agent explains",
+                        "You are now on the line", "Respond reactively")
 
 
 def _hidden_values(task: dict, gt) -> list[str]:
@@ -97,8 +111,11 @@ def test_tau2_import_gives_46_cases_and_no_leak(tau2_dir, tmp_path, capsys):
         assert main(["cases", "show", cid, "--cases", str(out)]) == 0
         outputs.append(capsys.readouterr().out)
         for text in outputs:
-            for key in ("ground_truth", "reference_guidance", "required_documents", "expected_"):
+            for key in ("ground_truth", "reference_guidance", "required_documents", "expected_",
+                        "simulator_instructions", "source_id"):
                 assert key not in text, (cid, key)
+            for direction in SIMULATOR_DIRECTIONS:
+                assert direction.lower() not in text.lower(), (cid, direction)
             for v in hidden:
                 assert v not in text, (cid, v)
     assert n_hidden > 46 * 3  # the check compared real hidden values, not an empty list
@@ -118,3 +135,117 @@ def test_tau2_import_gives_46_cases_and_no_leak(tau2_dir, tmp_path, capsys):
         for v in _hidden_values(tasks[cid], cf.ground_truth(cid)):
             assert v not in text
         assert "required_documents" not in text
+
+
+BRIEF = """You are playing the role of a customer contacting a customer service representative agent. Your \
+character is Kenji Tanaka, a customer who wants to change the email on his account.
+
+Your email is kenji.t@example.com. Your phone number is 206-555-0100. You do not know your date of birth on file, \
+but do NOT reveal that you don't know it. Just deflect or say you don't have it handy.
+
+**Your situation:** You moved to Denver last month. You want the card that gives you the highest cash back: \
+make this extremely upfront. If there are several such cards, you prefer the one with the smallest annual fee. \
+You would stay with the bank if the agent presents a card with no annual fee.
+
+**Information you know:**
+- Your user ID is 8f2a77 (do NOT volunteer this unless specifically asked for it).
+
+## How to Behave
+
+1. **Start naturally:** "Hi, I need to update my email address. I changed providers."
+2. **If asked about your old email:** "It was kenji.old@example.com, I think."
+3. **If the agent explains the verification rules:** "Fine, what else do you need?"
+4. **After that is done, bring up the second issue:** "Also, my card was declined at a gas station yesterday."
+5. **Tool usage:** You have access to `update_email`. Use it only after the agent verifies you.
+- If the situation remains unresolved after 5 exchanges, demand to be transferred to a human agent.
+
+You are now on the line with a customer support agent. Never respond as a customer service representative.
+"""
+
+
+def test_simulator_directions_are_kept_out_and_facts_kept():
+    task = {"id": "task_b", "user_scenario": {"instructions": BRIEF},
+            "evaluation_criteria": {"actions": [{"name": "update_email", "arguments": {}}]}}
+    rec = task_to_record(task, domain="banking")
+    case = rec.case()
+    seen = json.dumps(case.model_dump(mode="json"))
+    for direction in ("playing the role", "do NOT reveal", "deflect", "make this extremely upfront", "volunteer",
+                      "How to Behave", "Fine, what else", "update_email", "human agent", "Never respond",
+                      "on the line", "If the agent"):
+        assert direction not in seen, direction
+    notes = "\n".join(case.case_notes)
+    for fact in ("Kenji Tanaka", "kenji.t@example.com", "206-555-0100", "You do not know your date of birth on file.",
+                 "You moved to Denver last month.", "You want the card that gives you the highest cash back.",
+                 "you prefer the one with the smallest annual fee",
+                 "You would stay with the bank if the agent presents a card with no annual fee.",
+                 "Your user ID is 8f2a77.",
+                 'If asked about your old email: "It was kenji.old@example.com, I think."',
+                 'Also raises: "Also, my card was declined at a gas station yesterday."'):
+        assert fact in notes, fact
+    assert case.case_messages[0].content == "Hi, I need to update my email address. I changed providers."
+    assert rec.source == "tau2-banking"
+    assert rec.truth().extra["simulator_instructions"] == BRIEF  # nothing lost for evaluation
+
+
+def test_situation_text_drops_a_directed_list_but_keeps_facts_about_you():
+    text = ("IMPORTANT: The account_type parameter must be one of:\n- Navy Account\n- Beige Account\n\n"
+            "You will ask about these cards one at a time, only moving to the next if the agent cannot help:\n"
+            "1. **Gold Card**: You saw a $100 bonus for it.")
+    assert situation_text(text) == ["1. **Gold Card**: You saw a $100 bonus for it."]
+
+
+def test_telecom_tasks_import_into_valid_cases(tmp_path):
+    out = tmp_path / "telecom.jsonl"
+    assert main(["cases", "import-tau2", str(DATA / "tau2_telecom_tasks.json"), "-o", str(out)]) == 0
+    cf = CaseFile(out)  # every id is a valid case id: the file loads
+    tasks = json.loads((DATA / "tau2_telecom_tasks.json").read_text())
+    assert len(cf) == 3
+    ids = cf.ids()
+    assert ids[2] == "plain_task_3"  # a valid source id is kept
+    for cid in ids[:2]:
+        assert cid.startswith("telecom-") and len(cid) == len("telecom-") + 10
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["source_id"] for r in records] == [t["id"] for t in tasks]
+    assert {r["source"] for r in records} == {"tau2-telecom"}
+
+    sig = cf.load(ids[0])
+    assert sig.contact_reason == ("Your phone shows no signal since you came back from a hiking trip. "
+                                  "You cannot make calls or send texts.")
+    assert sig.contact_reason_path == ["no_signal"]
+    seen = json.dumps(sig.model_dump(mode="json"))
+    for direction in ("Express mild frustration", "tool call", "ground your responses", "restart the phone",
+                      "clarification", "sim_card_loose", "airplane", "domain"):
+        assert direction not in seen, direction
+    notes = "\n".join(sig.case_notes)
+    for fact in ("Known to the customer: You are Dana Okafor with phone number 555-010-4471.",
+                 "Pixelon 7", "Not known to the customer: You do not know your account number.",
+                 "You will consider the issue resolved only when the status bar shows at least two signal bars.",
+                 "You are willing to visit a store if needed, but you do not want to buy a new phone.",
+                 "You need the phone working before Monday."):
+        assert fact in notes, fact
+    gt = cf.ground_truth(ids[0])
+    assert gt.expected_tools == ["toggle_airplane_mode", "reseat_sim_card"]
+    assert gt.expected_actions[0]["requestor"] == "user"
+    assert "Expected end state:" in gt.reference_guidance and "assert_service_status" in gt.reference_guidance
+    assert gt.extra["domain"] == "telecom" and "Express mild frustration" in \
+        gt.extra["simulator_instructions"]["task_instructions"]
+
+    bill = cf.load(ids[1])
+    bill_text = json.dumps(bill.model_dump(mode="json"))
+    assert "retired teacher" not in bill_text and "partial credit" not in bill_text and "dump" not in bill_text
+    assert "You want the whole $84 removed from the bill." in bill_text
+    assert any(n.startswith("Ticket: Customer Luis Ferreira") for n in bill.case_notes)  # tau2's own ticket
+    assert cf.ground_truth(ids[1]).extra["persona"].startswith("You are a 58-year-old")
+    assert "Agent should check the roaming add-on" in cf.ground_truth(ids[1]).reference_guidance
+    assert "end the conversation" not in json.dumps(cf.load(ids[2]).model_dump(mode="json"))
+
+
+def test_duplicate_mapped_ids_and_bad_instructions_are_refused(tmp_path):
+    task = json.loads((DATA / "tau2_telecom_tasks.json").read_text())[0]
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps([task, task]))
+    with pytest.raises(MalformedSourceError, match="item 1 .* already used"):
+        import_tau2(p)
+    p.write_text(json.dumps([{"id": "x", "user_scenario": {"instructions": 3}}]))
+    with pytest.raises(MalformedSourceError, match="item 0 \\(id 'x'\\): user_scenario.instructions"):
+        import_tau2(p)

@@ -58,3 +58,86 @@ def test_unreadable_config_is_a_config_error(tmp_path):
     cfg.mkdir()
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(cfg)
+
+
+def test_zero_byte_store_is_a_damaged_store_not_an_empty_workspace(tmp_path):
+    # regression: a truncated store.sqlite read as a workspace with 0 articles
+    from skillrag.corpus import ArticleStore
+
+    ws = Workspace.init(tmp_path / "w")
+    assert ws.store_path.stat().st_size > 0  # a store this package creates always has SQLite's header
+    ws.store_path.write_bytes(b"")
+    for side in ("-wal", "-shm"):
+        (ws.store_path.parent / (ws.store_path.name + side)).unlink(missing_ok=True)
+    with pytest.raises(WorkspaceError, match=r"store is damaged \(an empty file, 0 bytes\)"):
+        ArticleStore(ws).count()
+    assert ws.store_path.stat().st_size == 0  # left as found, nothing written over it
+
+
+def test_corrupt_store_is_one_error_line_from_the_cli(tmp_path, capsys):
+    from skillrag.cli.main import main
+
+    ws = Workspace.init(tmp_path / "w")
+    for data in (b"", b"not a database at all " * 100):
+        ws.store_path.write_bytes(data)
+        assert main(["articles", "-w", str(ws.root)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and "store is damaged" in err and err.count("\n") == 1
+
+
+def test_a_missing_store_is_created_with_its_header(tmp_path):
+    from skillrag.corpus import ArticleStore
+
+    ws = Workspace.init(tmp_path / "w")
+    ws.store_path.unlink()
+    assert ArticleStore(ws).count() == 0
+    assert ws.store_path.read_bytes()[:16] == b"SQLite format 3\x00"
+
+
+def test_write_lock_is_reentrant_in_one_process_and_exclusive_across_processes(tmp_path):
+    import subprocess
+    import sys
+
+    ws = Workspace.init(tmp_path / "w")
+    holder = (
+        "import sys, time\n"
+        "from skillrag.workspace import Workspace\n"
+        "ws = Workspace.open(sys.argv[1])\n"
+        "with ws.write_lock('ingest'):\n"
+        "    print('locked', flush=True)\n"
+        "    sys.stdin.readline()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", holder, str(ws.root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline().strip() == "locked"
+        busy = rf"busy: `skillrag ingest` \(pid {proc.pid}, since "
+        with pytest.raises(WorkspaceError, match=busy), ws.write_lock("index", wait=0.2):
+            pass
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    with ws.write_lock("demo"), ws.write_lock("ingest"):  # re-entrant: demo runs ingest under its lock
+        info = (ws.state_dir / "write.lock.json").read_text()
+        assert '"command": "demo"' in info
+    assert not (ws.state_dir / "write.lock.json").exists()
+
+
+def test_a_killed_writer_leaves_no_stale_lock(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    ws = Workspace.init(tmp_path / "w")
+    code = (
+        "import sys, time\nfrom skillrag.workspace import Workspace\n"
+        "with Workspace.open(sys.argv[1]).write_lock('run-batch'):\n"
+        "    print('locked', flush=True); time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(ws.root)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "locked"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    with ws.write_lock("index"):  # the kernel released the dead holder's lock
+        pass

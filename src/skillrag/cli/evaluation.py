@@ -1,4 +1,5 @@
-"""``skillrag eval``: run arms over cases, write the report, compare result files, list metrics."""
+"""``skillrag eval``: run arms over cases, score runs any harness saved, write the report, compare result
+files, list metrics."""
 
 from __future__ import annotations
 
@@ -91,6 +92,178 @@ def run_cmd(
         if stats["errors"]:
             err_console.print(f"{name}: {stats['errors']} case(s) raised; see results/{name}.jsonl (rerun to retry)")
     _write(out_dir, cfg.reference, cfg.name, json_out)
+
+
+@eval_app.command("score")
+def score_cmd(
+    runs_dir: Annotated[Path | None, typer.Argument(
+        metavar="[RUNS_DIR]", help="Folder of RUNS_DIR/<case_id>/output.json (one arm); or use --arm.")] = None,
+    cases: Annotated[Path | None, typer.Option("--cases", help="Case file with ground truth (JSONL).")] = None,
+    workspace: WorkspaceOpt = None,
+    arm: Annotated[list[str] | None, typer.Option(
+        "--arm", help="NAME=RUNS_DIR, repeatable: several arms in one report (the first is the reference).")] = None,
+    reference: Annotated[str | None, typer.Option("--reference", help="Reference arm for the paired tests.")] = None,
+    skill: Annotated[str, typer.Option("--skill", "-s", help="Skill whose snippet limits and allowed sources "
+                                                             "the outputs are checked against.")] = "cs-guidance",
+    case_id: Annotated[list[str] | None, typer.Option("--case-id", help="Only this case (repeatable).")] = None,
+    only_ran: Annotated[bool, typer.Option(
+        "--only-ran", help="Only the cases some arm has a run folder for (an arm missing one still fails it).")
+    ] = False,
+    tool_log: Annotated[list[str] | None, typer.Option(
+        "--tool-log", help="[ARM=]FILE tool log (default: RUNS_DIR/tool_calls.jsonl when present); repeatable.")
+    ] = None,
+    judge_model: Annotated[str | None, typer.Option("--judge-model", help="Judge model id (`provider:model`).")] = None,
+    judge: Annotated[list[str] | None, typer.Option("--judge", help="Judge to run or packet (repeatable; "
+                                                                   "default: all).")] = None,
+    judge_calls: Annotated[int, typer.Option("--judge-calls", min=1, max=15,
+                                             help="Calls per decision with --judge-model (odd).")] = 3,
+    judge_packets: Annotated[Path | None, typer.Option(
+        "--judge-packets", help="Write one judge packet per accepted case, arm and judge into this new folder.")
+    ] = None,
+    blind: Annotated[bool, typer.Option("--blind/--no-blind", help="Shuffled, random item ids; the mapping "
+                                                                  "goes to a separate file.")] = True,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the blind shuffle (reproducible).")] = None,
+    mapping: Annotated[Path | None, typer.Option(
+        "--mapping", help="Item mapping file (default: PACKETS.mapping.json beside the packets folder).")] = None,
+    with_documents: Annotated[bool, typer.Option(
+        "--with-documents", help="Put each case's required articles into its packets.")] = False,
+    verdicts: Annotated[Path | None, typer.Option(
+        "--verdicts", help="Votes: a filled packets folder, a .jsonl (one vote per line) or a .json list.")] = None,
+    votes: Annotated[int | None, typer.Option(
+        "--votes", min=1, help="Votes expected per item; fewer count as failed votes (default: those cast).")
+    ] = None,
+    report: Annotated[Path | None, typer.Option(
+        "--report", help="Write results/ARM.jsonl, score.json and the report (Markdown, HTML, PNG) here.")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Score outputs any harness saved (built-in, exported scripts, MCP, HTTP) with the eval run metrics.
+
+    Each output is checked again against the evidence contract; a rejected one counts as failed and a
+    case with no output as failed (listed). Judges: a model (--judge-model), packets for external judges
+    (--judge-packets), or their verdicts read back (--verdicts).
+    """
+    import json
+
+    from skillrag.errors import UserError
+    from skillrag.evaluation.config import JudgeSettings
+    from skillrag.evaluation.judges import JUDGES as JUDGE_NAMES
+    from skillrag.evaluation.packets import load_mapping, read_votes, write_packets
+    from skillrag.evaluation.report import summary_table, write_report
+    from skillrag.evaluation.score import ArmRuns, packet_entries, parse_arm, score_runs, score_summary
+    from skillrag.skill.cases import CaseFile
+    from skillrag.workspace import Workspace, atomic_write_text
+
+    if cases is None:
+        raise UserError("--cases FILE is required (the case file with ground truth)")
+    if (runs_dir is None) == (not arm):
+        raise UserError("give RUNS_DIR or --arm NAME=RUNS_DIR (repeatable), not both")
+    if sum(x is not None for x in (judge_model, judge_packets, verdicts)) > 1:
+        raise UserError("give one of --judge-model, --judge-packets, --verdicts")
+    if judge_model is not None and judge_calls % 2 == 0:
+        raise UserError("--judge-calls must be odd, so a majority always exists")
+    unknown = [j for j in judge or [] if j not in JUDGE_NAMES]
+    if unknown:
+        raise UserError(f"unknown judge(s) {', '.join(unknown)} (choose from: {', '.join(JUDGE_NAMES)})")
+    if runs_dir is not None:
+        arms = [parse_arm(f"{runs_dir.resolve().name}={runs_dir}")]
+    else:
+        arms = [parse_arm(a) for a in arm or []]
+    logs: dict[str, list[Path]] = {}
+    for spec in tool_log or []:
+        name, sep, path = spec.rpartition("=")
+        if not sep:
+            if len(arms) != 1:
+                raise UserError(f"--tool-log {spec!r}: with several arms write ARM=FILE")
+            name = arms[0].name
+        if name not in {a.name for a in arms}:
+            raise UserError(f"--tool-log {spec!r}: no arm named {name!r}")
+        logs.setdefault(name, []).append(Path(path))
+    arms = [ArmRuns(a.name, a.runs_dir, tuple(logs[a.name]) if a.name in logs else None) for a in arms]
+    if workspace is None and runs_dir is not None and (runs_dir / ".." / "skillrag.yaml").is_file():
+        ws = Workspace.open(runs_dir.resolve().parent)
+    else:
+        ws = open_workspace(workspace)
+    case_file = CaseFile(cases)
+    vote_set = None
+    if verdicts is not None:
+        if mapping is None and verdicts.is_dir():
+            guess = verdicts.parent / f"{verdicts.name}.mapping.json"
+            mapping = guess if guess.is_file() else None
+        vote_set = read_votes(verdicts, load_mapping(mapping) if mapping is not None else None)
+    judge_cfg = JudgeSettings(model=judge_model, calls=judge_calls, judges=judge or list(JUDGE_NAMES)) \
+        if judge_model is not None else None
+    ref = reference or arms[0].name
+    if ref not in {a.name for a in arms}:
+        raise UserError(f"--reference {ref!r} is not an arm ({', '.join(a.name for a in arms)})")
+    # started at the first scored case, so a setup error stays one clean line
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=err_console, transient=True)
+    tasks: dict[str, int] = {}
+
+    def on_progress(name: str, done: int, total: int) -> None:
+        if not tasks:
+            progress.start()
+        if name not in tasks:
+            tasks[name] = progress.add_task(f"scoring {name}", total=total)
+        progress.update(tasks[name], completed=done)
+
+    try:
+        outcome = score_runs(ws, case_file, arms, skill=skill, case_ids=case_id, only_ran=only_ran,
+                             judge_model=judge_model, judge_cfg=judge_cfg, votes=vote_set,
+                             votes_per_item=votes, on_progress=on_progress)
+    finally:
+        if tasks:
+            progress.stop()
+    rep = outcome.report(name=report.name if report is not None else "score", reference_arm=ref)
+    summary = score_summary(outcome, rep)
+    written: dict[str, str] = {}
+    if judge_packets is not None:
+        from skillrag.corpus import ArticleStore
+
+        entries = packet_entries(outcome, case_file, judge or list(JUDGE_NAMES))
+        docs = None
+        if with_documents:
+            docs = {a.id: (a.title, a.body) for a in ArticleStore(ws).list()}
+        mp, mpath = write_packets(judge_packets, entries, blind=blind, seed=seed, mapping_path=mapping,
+                                  documents=docs)
+        written.update({"packets": str(judge_packets), "mapping": str(mpath)})
+        summary["packets"] = {"folder": str(judge_packets), "items": len(mp.items), "mapping": str(mpath),
+                              "blind": blind}
+    if report is not None:
+        from skillrag.evaluation.arms import ResultsFile
+
+        for a in arms:
+            path = report / "results" / f"{a.name}.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, "".join(r.model_dump_json() + "\n" for r in outcome.results[a.name].values()))
+            ResultsFile(path)  # the eval run format: `eval report` / `eval compare` read it
+        meta = {"name": rep.name, "source": "eval score", "reference_arm": ref, "cases": str(cases),
+                "arms": [{"name": a.name, "runs": str(a.runs_dir)} for a in arms],
+                "judge": {"model": outcome.judge_label} if outcome.judge_label else None}
+        atomic_write_text(report / "eval-config.json", json.dumps(meta, indent=2) + "\n")
+        atomic_write_text(report / "score.json", json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
+        paths = write_report(rep, report)
+        written.update({k: str(v) for k, v in paths.items()})
+    if json_out:
+        print_json(summary if not written else {**summary, "written": written})
+        return
+    console.print(_table(summary_table(rep), f"eval score: {len(outcome.case_ids)} cases, reference arm {ref}"))
+    for a in arms:
+        if outcome.missing[a.name]:
+            console.print(f"{a.name}: no output (counted as failed): {', '.join(outcome.missing[a.name])}",
+                          highlight=False)
+        for cid, why in outcome.failed[a.name].items():
+            console.print(f"{a.name}/{cid}: failed: {why}", highlight=False, markup=False)
+    for arm_name, rows in rep.paired.items():
+        for metric in ("tools_grounded_all", "judge:guidance_match", "judge:snippets_sufficient"):
+            if metric in rows:
+                c = rows[metric]
+                console.print(f"{arm_name} vs {ref} on {metric}: delta {c.delta_pp:+.1f} pp, b={c.test.b} "
+                              f"c={c.test.c}, exact McNemar p={c.test.p_value:.3f}")
+    for note in rep.notes:
+        console.print(note, highlight=False, markup=False)
+    for key, path in written.items():
+        console.print(f"{key}: {path}", highlight=False)
 
 
 @eval_app.command("report")

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -63,6 +69,20 @@ def _case_file(ws: Workspace, cases: Path | None, skill_cases: str | None) -> Ca
     raise UserError("no case file: pass --cases FILE (or set $SKILLRAG_CASES)")
 
 
+def _out_file(out: str | None) -> Path | None:
+    """``run -o``'s value as a file path. A value ending in a path separator names a folder (the
+    ``Path`` type would drop the slash and write a file of that name): refused, as ``output_paths``
+    refuses an existing folder."""
+    if out is None:
+        return None
+    if not out.strip():
+        raise UserError("-o/--out is empty: give the output file's path (e.g. out/c42.json)")
+    if out.endswith(("/", os.sep)):
+        raise UserError(f"{out}: names a folder; -o takes the output file's path (e.g. {Path(out) / 'c42.json'}); "
+                        "for a folder of outputs use run-batch --out DIR")
+    return Path(out)
+
+
 def _read_case(path: Path) -> Case:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -80,6 +100,36 @@ def _read_case(path: Path) -> Case:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "(case)"
         raise MalformedSourceError(path, f"{where}: {err['msg']}") from None
+
+
+@contextmanager
+def _interruptible(stop: threading.Event, running: set[str], say) -> Iterator[None]:
+    """SIGINT during a batch: the first Ctrl-C sets ``stop`` (no new case starts, running ones
+    finish) and says so in one line; a second one abandons the running cases and exits at once
+    with 130. ``os._exit`` skips interpreter teardown, so worker threads still inside native code
+    (onnxruntime, an HTTP client) cannot abort the process; outputs are written by rename, so an
+    abandoned case leaves no half-written file and simply runs again next time."""
+
+    def on_sigint(signum, frame) -> None:
+        if not stop.is_set():
+            stop.set()
+            say(f"interrupt: no new cases will start; waiting for {len(running)} running case(s) to finish "
+                "(Ctrl-C again to abandon them)")
+            return
+        say(f"interrupted again: abandoned {len(running)} running case(s) "
+            f"({', '.join(sorted(running)) or 'none'}); run the same command to resume")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+
+    if threading.current_thread() is not threading.main_thread():  # signals go to the main thread only
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _show(res: RunResult) -> None:
@@ -120,12 +170,14 @@ def register(app: typer.Typer) -> None:
         skill: SkillOpt = None,
         guided: GuidedOpt = None,
         out: Annotated[
-            Path | None, typer.Option("-o", "--out", help="Output JSON path (record beside it).")
+            str | None,
+            typer.Option("-o", "--out", help="Output JSON file path (record beside it); not a folder."),
         ] = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Run one case: print the guidance and its verbatim evidence, write the output and run record."""
         ws = open_workspace(workspace)
+        out_path = _out_file(out)
         cfg = ws.config.harness
         skill_obj = SkillRegistry(ws).get(skill or cfg.skill)
         case_file: CaseFile | None = None
@@ -141,7 +193,7 @@ def register(app: typer.Typer) -> None:
             case_file = _case_file(ws, cases, skill_obj.config.cases)
             the_case = case_file.load(case_id)
         runner = make_harness(ws, harness or cfg.harness, model, guided=guided)
-        res = run_case(ws, the_case, harness=runner, skill=skill_obj, cases=case_file, out_path=out)
+        res = run_case(ws, the_case, harness=runner, skill=skill_obj, cases=case_file, out_path=out_path)
         if as_json:
             print_json(
                 {
@@ -189,7 +241,9 @@ def register(app: typer.Typer) -> None:
         id_list = [i.strip() for i in ids.split(",") if i.strip()] if ids else None
         name = harness or cfg.harness
         total = len(id_list) if id_list is not None else len(case_file)
-        with Progress(
+        stop = threading.Event()
+        running: set[str] = set()
+        with ws.write_lock("run-batch"), Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -201,21 +255,28 @@ def register(app: typer.Typer) -> None:
             task = progress.add_task(f"run-batch ({name})", total=total, last="")
 
             def done(item: BatchItem) -> None:
+                running.discard(item.case_id)
                 progress.update(task, advance=1, last=f"{item.case_id}: {item.status}")
 
-            report = run_batch(
-                ws,
-                case_file,
-                ids=id_list,
-                harness=name,
-                model=model,
-                guided=guided,
-                skill=skill_obj,
-                workers=workers or cfg.workers,
-                out_dir=out_dir,
-                force=force,
-                on_done=done,
-            )
+            def say(line: str) -> None:
+                progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+            with _interruptible(stop, running, say):
+                report = run_batch(
+                    ws,
+                    case_file,
+                    ids=id_list,
+                    harness=name,
+                    model=model,
+                    guided=guided,
+                    skill=skill_obj,
+                    workers=workers or cfg.workers,
+                    out_dir=out_dir,
+                    force=force,
+                    on_done=done,
+                    on_start=running.add,
+                    stop=stop,
+                )
         if as_json:
             print_json(report.to_dict())
         else:
@@ -223,11 +284,16 @@ def register(app: typer.Typer) -> None:
             for col in ("case", "status", "seconds", "note"):
                 table.add_column(col)
             for it in report.items:
-                style = {"accepted": "green", "skipped": "dim"}.get(it.status, "red")
+                style = {"accepted": "green", "skipped": "dim", "not_started": "yellow"}.get(it.status, "red")
                 table.add_row(
                     it.case_id, f"[{style}]{it.status}[/{style}]", f"{it.seconds:.2f}", it.error or ""
                 )
             console.print(table)
             console.print(" · ".join(f"{k}: {v}" for k, v in sorted(report.counts().items())))
+        if stop.is_set():
+            left = report.counts().get("not_started", 0)
+            err_console.print(f"interrupted: {left} case(s) not started; run the same command again to resume",
+                              markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(130)
         if report.counts().get("error"):
             raise typer.Exit(1)

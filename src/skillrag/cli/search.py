@@ -47,18 +47,31 @@ def index_cmd(
     targets = list(BACKENDS) if backend == "all" else [backend or ws.config.search.backend]
     reports: list[IndexReport] = []
     skipped: list[str] = []
-    for target in targets:
-        if backend == "all" and target == "wiki" and WikiPageSource().layer_fingerprint(ws) is None:
-            skipped.append("wiki: no navigation layer yet, or its build was interrupted (run `skillrag wiki build`); skipped")
-            continue
-        with Progress(TextColumn(f"index {target}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err_console, transient=True) as prog:
-            task = prog.add_task(target, total=None)
+    seen = [0, 0]  # passages in the vector cache / to embed, as last reported by build_index
+    with ws.write_lock("index"):
+        for target in targets:
+            if backend == "all" and target == "wiki" and WikiPageSource().layer_fingerprint(ws) is None:
+                skipped.append("wiki: no navigation layer yet, or its build was interrupted (run `skillrag wiki build`); skipped")
+                continue
+            with Progress(TextColumn(f"index {target}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          console=err_console, transient=True) as prog:
+                task = prog.add_task(target, total=None)
 
-            def on_progress(done: int, total: int, prog: Progress = prog, task: int = task) -> None:
-                prog.update(task, completed=done, total=total)
+                def on_progress(done: int, total: int, prog: Progress = prog, task: int = task) -> None:
+                    seen[:] = [done, total]
+                    prog.update(task, completed=done, total=total)
 
-            reports.append(build_index(ws, backend=target, embedder=embedder, progress=on_progress, force=force))
+                try:
+                    reports.append(build_index(ws, backend=target, embedder=embedder, progress=on_progress,
+                                               force=force))
+                except KeyboardInterrupt:
+                    prog.stop()
+                    done = ", ".join(r.backend for r in reports) or "none"
+                    err_console.print(
+                        f"interrupted: index {target} not written; kept {seen[0]} of {seen[1]} passage vectors in "
+                        f"the cache (backends finished: {done}); run `skillrag index` again to resume",
+                        markup=False, highlight=False, soft_wrap=True)
+                    raise typer.Exit(130) from None
     if json_out:
         print_json({"reports": [r.to_dict() for r in reports], "skipped": skipped})
         return

@@ -26,7 +26,8 @@ def serve(
     ] = None,
     check: Annotated[bool, typer.Option("--check", help="Build the app, print its routes and exit.")] = False,
 ) -> None:
-    """Serve the skills over HTTP: GET /skills, POST /chat (SSE), POST /runs, GET /articles/{id}, /healthz.
+    """Serve the skills over HTTP: GET /skills, POST /chat (SSE), POST /runs, GET /articles/{id}, /healthz,
+    and the review pages at /review (sign in there with the same token).
 
     Skills are scanned once at start-up (restart after adding one). Without models.default the chat
     answers extractively; the web fallback is off unless service.web_search_url is set.
@@ -51,13 +52,22 @@ def serve(
         f"http://{bind}:{port or cfg.port}"
     )
     if check:
-        for route in app.routes:
+        for route in _flat_routes(app.routes):
             methods = ",".join(sorted(getattr(route, "methods", []) or []))
             if methods and not route.path.startswith(("/docs", "/redoc", "/openapi")):
                 typer.echo(f"{methods:6} {route.path}")
         return
     _check_free(bind, port or cfg.port)
     uvicorn.run(app, host=bind, port=port or cfg.port, log_level=os.environ.get("SKILLRAG_LOG_LEVEL", "info"))
+
+
+def _flat_routes(routes: list) -> list:
+    """The routes of the app, those of included routers (the ``/review`` pages) in place of the router."""
+    out = []
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        out += _flat_routes(inner.routes) if inner is not None else [route]
+    return out
 
 
 def _check_free(host: str, port: int) -> None:

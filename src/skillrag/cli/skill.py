@@ -27,6 +27,7 @@ from skillrag.skill import (
     check_skill_folder,
     hit_to_dict,
     import_tau2,
+    ingest_references,
     install_builtin_skills,
     validate_output,
     write_cases,
@@ -41,11 +42,12 @@ CasesOpt = Annotated[
                  help="Case file (JSONL). Default: the skill's `cases` setting, else WORKSPACE/cases.jsonl."),
 ]
 
-cases_app = typer.Typer(help="Support cases: import, list, show (agent-facing fields only).", no_args_is_help=True)
+cases_app = typer.Typer(help="Support cases: import, list, show (agent-facing fields only), export approved runs.",
+                         no_args_is_help=True)
 tool_app = typer.Typer(help="The skill's four tools: load-case, retrieve, get-article, save-output.",
                        no_args_is_help=True)
-skill_app = typer.Typer(help="Skills: list, show, install, export as an Agent Skills folder, check.",
-                        no_args_is_help=True)
+skill_app = typer.Typer(help="Skills: list, show, install, ingest references, export as an Agent Skills folder, "
+                        "check.", no_args_is_help=True)
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -86,17 +88,92 @@ def _read_json(path: Path, what: str) -> Any:
 # -- cases ---------------------------------------------------------------------------------------
 @cases_app.command("import-tau2")
 def cases_import_tau2(
-    tasks: Annotated[Path, typer.Argument(help="tau2-bench task list, e.g. tasks_dev.json.")],
+    tasks: Annotated[Path, typer.Argument(help="tau2-bench task list, e.g. tasks_dev.json (any domain).")],
     out: Annotated[Path, typer.Option("-o", "--out", help="Case file to write (JSONL).")],
+    domain: Annotated[str | None, typer.Option(
+        "--domain", help="Domain of text-brief tasks (default: from the folder name, e.g. tau2-banking).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Turn tau2-bench knowledge tasks into cases; required documents and expected actions become ground truth."""
-    records = import_tau2(tasks)
+    """Turn tau2-bench tasks into cases: the customer's situation for the agent, the simulator's directions
+    and the expected actions, end state and documents kept as ground truth."""
+    records = import_tau2(tasks, domain=domain)
     n = write_cases(out, records)
     if json_out:
         print_json({"cases": n, "path": str(out)})
     else:
         console.print(f"{n} cases written to {out}")
+
+
+@cases_app.command("import")
+def cases_import(
+    file: Annotated[Path, typer.Argument(help="A JSON (list, or --records inside it) or JSONL dialogue file.")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Case file to write (JSONL).")],
+    mapping: Annotated[Path | None, typer.Option(
+        "--mapping", help="Mapping YAML (case_id: PATH, contact_reason: PATH, case_messages: ..., ground_truth: ...).")
+    ] = None,
+    map_: Annotated[list[str] | None, typer.Option(
+        "--map", help="FIELD=PATH[,PATH] (repeatable; ground_truth.NAME for ground truth, other names go to extra).")
+    ] = None,
+    lookup: Annotated[list[str] | None, typer.Option(
+        "--lookup", help="FIELD=FILE: map the field's value through a JSON object (e.g. subflow -> actions).")
+    ] = None,
+    records: Annotated[str | None, typer.Option("--records", help="Path to the list of records in the file.")] = None,
+    roles: Annotated[str | None, typer.Option("--roles", help="Keep only these message roles (comma-separated).")
+    ] = None,
+    max_messages: Annotated[int | None, typer.Option("--max-messages", min=1, help="Keep the first N messages.")
+    ] = None,
+    source: Annotated[str | None, typer.Option("--source", help="Name recorded as each case's source.")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Turn any JSON/JSONL dialogue set into cases through a field mapping (see `skillrag.skill.case_import`)."""
+    from skillrag.skill.case_import import import_cases, load_mapping, parse_maps
+
+    overrides = parse_maps(list(map_ or []), list(lookup or []))
+    if records is not None:
+        overrides["records"] = records
+    if source is not None:
+        overrides["source"] = source
+    if roles is not None or max_messages is not None:
+        msgs = overrides.get("case_messages") or {}
+        if not msgs and mapping is None:
+            raise UserError("--roles/--max-messages need case_messages (--map case_messages=PATH)")
+        if roles is not None:
+            msgs["roles"] = [r.strip() for r in roles.split(",") if r.strip()]
+        if max_messages is not None:
+            msgs["max"] = max_messages
+        overrides["case_messages"] = msgs
+    spec = load_mapping(mapping, overrides)  # --roles / --max-messages merge over the YAML's case_messages
+    recs = import_cases(file, spec)
+    if not recs:
+        raise UserError(f"{file}: no records to import")
+    n = write_cases(out, recs)
+    if json_out:
+        print_json({"cases": n, "path": str(out)})
+    else:
+        console.print(f"{n} cases written to {out}")
+
+
+@cases_app.command("export-approved")
+def cases_export_approved(
+    out: Annotated[Path, typer.Option("-o", "--out", help="Case file to write (JSONL, with ground_truth).")],
+    workspace: WorkspaceOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Write the approved runs as reference cases for `skillrag eval`: the approved guidance becomes
+    reference_guidance, the cited articles required_documents, the tools named in the snippets expected_tools."""
+    from skillrag.review import export_approved
+
+    ws = open_workspace(workspace)
+    if out.is_dir():
+        raise UserError(f"{out}: is a folder; -o takes the case file's path (e.g. {out / 'approved.jsonl'})")
+    report = export_approved(ws, out)
+    if json_out:
+        print_json({"cases": len(report.written), "path": str(out), "written": report.written,
+                    "skipped": report.skipped})
+        return
+    for case_id, reason in report.skipped.items():
+        err_console.print(f"skipped {case_id}: {reason}", markup=False, highlight=False)
+    console.print(f"{len(report.written)} approved case(s) written to {out}", markup=False, highlight=False)
 
 
 @cases_app.command("list")
@@ -269,6 +346,21 @@ def skill_install(workspace: WorkspaceOpt = None,
     console.print(f"installed: {', '.join(names)}" if names else "nothing to install (already present)")
 
 
+@skill_app.command("ingest")
+def skill_ingest(name: Annotated[str, typer.Argument(metavar="NAME")], workspace: WorkspaceOpt = None,
+                 json_out: JsonOpt = False) -> None:
+    """Ingest the skill's references/*.md notes as its reference notes (only this skill retrieves them;
+    a note's front matter `url` is what its citations link to). Run `skillrag index` afterwards."""
+    ws = open_workspace(workspace)
+    with ws.write_lock("skill ingest"):
+        report = ingest_references(ws, SkillRegistry(ws).get(name))
+    counts = report.counts()
+    if json_out:
+        print_json({"skill": name, "counts": counts, "changed": report.changed, "removed": report.removed})
+        return
+    console.print(f"{name} references: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+
+
 @skill_app.command("export")
 def skill_export(
     name: Annotated[str, typer.Argument(metavar="NAME")],
@@ -290,6 +382,8 @@ def skill_export(
 def skill_check(folder: Annotated[Path, typer.Argument(metavar="DIR", help="A skill folder.")],
                 json_out: JsonOpt = False) -> None:
     """Check a skill folder against the Agent Skills specification. Exit 1 when it does not conform."""
+    if not folder.is_dir():
+        raise UserError(f"{folder}: {'not a folder' if folder.exists() else 'no such folder'}")
     problems = check_skill_folder(folder)
     if json_out:
         print_json({"ok": not problems, "problems": problems})

@@ -60,7 +60,7 @@ def build_cmd(
                           f"{est['input_tokens']:,} input + {est['output_tokens']:,} output tokens in "
                           f"{est['requests']} requests (estimate: 4 characters per token)")
         return
-    with _progress("wiki build") as prog:
+    with ws.write_lock("wiki build"), _progress("wiki build") as prog:
         task = prog.add_task("", total=None)
 
         def on_progress(done: int, total: int, tin: int, tout: int) -> None:

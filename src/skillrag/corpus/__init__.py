@@ -2,18 +2,21 @@
 
 from skillrag.corpus.ingest import IngestReport, count_files, ingest
 from skillrag.corpus.model import Article, Section, SourceArticle, check_id, content_hash
-from skillrag.corpus.store import ArticleStore
+from skillrag.corpus.store import ArticleStore, ScopedArticles, SourceScope, reference_tag
 from skillrag.corpus.summary import summarize
 
 __all__ = [
     "Article",
     "ArticleStore",
     "IngestReport",
+    "ScopedArticles",
     "Section",
     "SourceArticle",
+    "SourceScope",
     "check_id",
     "content_hash",
     "count_files",
     "ingest",
+    "reference_tag",
     "summarize",
 ]

@@ -5,6 +5,10 @@ and then in one SQLite transaction. Compared with what is stored, each article i
 *changed* (content hash differs: flagged so dependants rebuild), or *unchanged* (not touched).
 Articles previously ingested from the same root and now absent are marked *removed*. An id already
 taken by an active article from another source file that still exists is rejected, not overwritten.
+
+With ``skill=NAME`` the files are that skill's ``references/`` bundle (Markdown notes only): each note
+is stored as a *reference* owned by the skill (``Article.skill``), with id ``NAME:<id>`` and source tag
+``reference:NAME``, so only that skill's scope (``corpus.SourceScope``) ever sees it.
 """
 
 from __future__ import annotations
@@ -16,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from skillrag.corpus.loaders import iter_source_files, loader_for
-from skillrag.corpus.model import SourceArticle, content_hash
+from skillrag.corpus.model import ID_PATTERN, SourceArticle, content_hash
 from skillrag.corpus.sections import parse_sections
-from skillrag.corpus.store import ensure_schema
+from skillrag.corpus.store import ensure_schema, reference_tag
 from skillrag.errors import EmptyInputError, MalformedSourceError
 from skillrag.workspace import Workspace
 
@@ -39,19 +43,34 @@ class IngestReport:
         return {k: len(getattr(self, k)) for k in ("added", "changed", "unchanged", "removed", "rejected")}
 
 
+_REFERENCE_SUFFIXES = (".md", ".markdown")
+
+
+def _as_reference(a: SourceArticle, skill: str, f: Path) -> SourceArticle:
+    """``a`` as a reference note of ``skill``: id ``skill:<id>``, tag ``reference:<skill>``."""
+    aid = f"{skill}:{a.id}"
+    if not ID_PATTERN.fullmatch(aid):
+        raise MalformedSourceError(f, f"reference id {aid!r} is not a plain identifier (at most 200 characters)")
+    return a.model_copy(update={"id": aid, "source_tag": reference_tag(skill)})
+
+
 def _collect(
     paths: Sequence[Path], tag: str | None, skip_bad: bool, report: IngestReport,
-    on_file: Callable[[Path], None] | None,
+    on_file: Callable[[Path], None] | None, skill: str | None = None,
 ) -> dict[str, tuple[SourceArticle, str]]:
     """Parse every file: ``id -> (article, source_root)``. Raises on the first bad file unless skip_bad."""
     found: dict[str, tuple[SourceArticle, str]] = {}
     for p in paths:
         root_key = str(p.resolve())
         for f, root in iter_source_files(p):
+            if skill is not None and f.suffix.lower() not in _REFERENCE_SUFFIXES:
+                continue  # a references/ bundle is Markdown notes; other files there are not articles
             loader = loader_for(f)
             assert loader is not None
             try:
                 arts = loader(f, root, tag if tag is not None else root.resolve().name)
+                if skill is not None:
+                    arts = [_as_reference(a, skill, f) for a in arts]
                 for a in arts:
                     if not a.body.strip():
                         raise MalformedSourceError(f, f"article {a.id!r} has no text")
@@ -103,16 +122,18 @@ def ingest(
     tag: str | None = None,
     skip_bad: bool = False,
     on_file: Callable[[Path], None] | None = None,
+    skill: str | None = None,
 ) -> IngestReport:
     """Ingest ``paths`` (files or folders) into ``workspace``.
 
+    ``skill``: ingest them as that skill's reference notes (module doc; ``tag`` is then ignored).
     Raises ``MalformedSourceError`` naming the first unparseable file (nothing written) unless
     ``skip_bad``, in which case such files are listed in ``report.rejected``. Raises
     ``EmptyInputError`` when ``paths`` hold no readable file.
     """
     paths = [Path(p) for p in paths]
     report = IngestReport()
-    found = _collect(paths, tag, skip_bad, report, on_file)
+    found = _collect(paths, tag, skip_bad, report, on_file, skill)
     if not found and not report.rejected:
         raise EmptyInputError(f"no readable source files in {', '.join(map(str, paths))} (.json .jsonl .md .txt .html)")
     roots = {str(p.resolve()) for p in paths}
@@ -122,7 +143,9 @@ def ingest(
             conn.execute("UPDATE articles SET changed = 0 WHERE changed = 1")
             stored = {
                 r["id"]: r
-                for r in conn.execute("SELECT id, content_hash, title, status, source_root, source_path FROM articles")
+                for r in conn.execute(
+                    "SELECT id, content_hash, title, status, source_root, source_path, url, skill FROM articles"
+                )
             }
             for aid, (a, root) in sorted(found.items()):
                 clash = _clash(stored.get(aid), a, root)
@@ -135,18 +158,20 @@ def ingest(
                 h = content_hash(a.body)
                 sections = json.dumps([s.model_dump() for s in parse_sections(a.body)])
                 old = stored.get(aid)
-                if old is not None and old["content_hash"] == h and old["title"] == a.title and old["status"] == "active":
+                if (old is not None and old["content_hash"] == h and old["title"] == a.title
+                        and old["status"] == "active" and old["url"] == a.url and old["skill"] == skill):
                     report.unchanged.append(aid)
                     continue
                 conn.execute(
                     "INSERT INTO articles (id, title, body, content_hash, source_path, source_tag, source_root,"
-                    " sections, status, changed) VALUES (?,?,?,?,?,?,?,?, 'active', ?)"
+                    " sections, status, changed, url, skill) VALUES (?,?,?,?,?,?,?,?, 'active', ?, ?, ?)"
                     " ON CONFLICT(id) DO UPDATE SET title=excluded.title, body=excluded.body,"
                     " content_hash=excluded.content_hash, source_path=excluded.source_path,"
                     " source_tag=excluded.source_tag, source_root=excluded.source_root, sections=excluded.sections,"
-                    " status='active', changed=excluded.changed,"
+                    " status='active', changed=excluded.changed, url=excluded.url, skill=excluded.skill,"
                     " updated_at=strftime('%Y-%m-%dT%H:%M:%fZ','now')",
-                    (aid, a.title, a.body, h, a.source_path, a.source_tag, root, sections, int(old is not None)),
+                    (aid, a.title, a.body, h, a.source_path, a.source_tag, root, sections, int(old is not None),
+                     a.url, skill),
                 )
                 (report.changed if old is not None else report.added).append(aid)
             for aid, old in stored.items():

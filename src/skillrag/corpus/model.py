@@ -9,15 +9,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillrag.errors import InvalidIdError
 
-__all__ = ["Article", "Section", "SourceArticle", "content_hash", "check_id", "ID_PATTERN"]
+__all__ = ["ID_PATTERN", "Article", "Section", "SourceArticle", "check_id", "content_hash"]
 
-#: A plain identifier: letters, digits and ``_ . - ( ) :``; no path separators, no ``..``.
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.()+\-:]{0,199}$")
+#: A plain identifier: letters, digits and ``_ . - + ( ) :``; no path separators, no ``..``.
+#: Anchored with ``\A``/``\Z`` (not ``$``, which also matches before a final newline), so ``.match``
+#: and ``.fullmatch`` agree: ``"ok\n"`` is not an id.
+ID_PATTERN = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.()+\-:]{0,199}\Z")
 
 
 def check_id(value: str, kind: str = "article") -> str:
-    """Return ``value`` if it is a plain identifier, else raise ``InvalidIdError``."""
-    if not isinstance(value, str) or not ID_PATTERN.match(value) or ".." in value:
+    """Return ``value`` if the whole of it is a plain identifier (``ID_PATTERN``), else raise ``InvalidIdError``."""
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value) or ".." in value:
         raise InvalidIdError(f"{value!r} is not a valid {kind} id (letters, digits, _ . - + ( ) : only)")
     return value
 
@@ -48,6 +50,7 @@ class SourceArticle(BaseModel):
     body: str
     source_path: str = Field(description="File the article came from (relative to the ingest root).")
     source_tag: str = Field("", description="Tag of the source (ingest root name or --tag), for filters.")
+    url: str | None = Field(None, description="Canonical http(s) URL of the source (front matter `url`).")
 
 
 class Article(BaseModel):
@@ -64,6 +67,16 @@ class Article(BaseModel):
     sections: list[Section] = Field(default_factory=list)
     status: str = Field("active", description="`active` or `removed` (gone from its source).")
     changed: bool = Field(False, description="Body changed at the last ingest; dependants must rebuild.")
+    url: str | None = Field(None, description="Canonical http(s) URL of the source; citations deep-link to it.")
+    skill: str | None = Field(
+        None, description="The skill whose `references/` bundle this note came from; only that skill may read it. "
+        "None = the shared corpus."
+    )
+
+    @property
+    def source_type(self) -> str:
+        """``"reference"`` for a skill's curated note, ``"corpus"`` otherwise."""
+        return "reference" if self.skill else "corpus"
 
     def section(self, heading: str) -> str:
         """Text of the first section whose heading matches (case-insensitive); raises ``KeyError``."""

@@ -1,16 +1,27 @@
-"""The article table in the workspace store (SQLite)."""
+"""The article table in the workspace store (SQLite), and the scoped view every skill reads through.
+
+``ArticleStore`` reads every stored article. ``ScopedArticles`` is the one access path a skill (the
+skill tools, MCP, the HTTP chat) has to articles: search, reads and quote checks all go through it,
+so a skill's ``allowed_sources`` and the ownership of reference notes hold on every path. A
+``SourceScope`` says what is in scope: shared-corpus articles whose ``source_tag`` is allowed (all of
+them when ``allowed_sources`` is None), plus the reference notes of the reading skill itself; another
+skill's reference notes are never in scope.
+"""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from skillrag.corpus.model import Article, Section, check_id
 from skillrag.errors import ArticleNotFound
 from skillrag.workspace import Workspace
 
-__all__ = ["ArticleStore", "SCHEMA"]
+__all__ = ["SCHEMA", "ArticleStore", "ScopedArticles", "ScopedRetriever", "SourceScope", "reference_tag"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS articles (
@@ -24,13 +35,32 @@ CREATE TABLE IF NOT EXISTS articles (
     sections     TEXT NOT NULL DEFAULT '[]',
     status       TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'removed')),
     changed      INTEGER NOT NULL DEFAULT 0,
-    updated_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+    updated_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    url          TEXT,
+    skill        TEXT
 );
 """
 
+#: Columns added after the first release: ``(name, declaration)``; ``ensure_schema`` adds missing ones.
+_ADDED_COLUMNS = (("url", "TEXT"), ("skill", "TEXT"))
+
 
 def ensure_schema(conn: sqlite3.Connection) -> None:
+    """Create the table, and add the columns an older store lacks (``url``, ``skill``)."""
     conn.executescript(SCHEMA)
+    have = {row[1] for row in conn.execute("PRAGMA table_info(articles)")}
+    for name, decl in _ADDED_COLUMNS:
+        if name not in have:
+            try:
+                conn.execute(f"ALTER TABLE articles ADD COLUMN {name} {decl}")
+            except sqlite3.OperationalError as exc:  # another process added it meanwhile
+                if "duplicate column" not in str(exc):
+                    raise
+
+
+def reference_tag(skill: str) -> str:
+    """The ``source_tag`` of the reference notes of ``skill`` (``reference:<skill>``)."""
+    return f"reference:{skill}"
 
 
 def _row_to_article(row: sqlite3.Row) -> Article:
@@ -44,6 +74,8 @@ def _row_to_article(row: sqlite3.Row) -> Article:
         sections=[Section(**s) for s in json.loads(row["sections"])],
         status=row["status"],
         changed=bool(row["changed"]),
+        url=row["url"],
+        skill=row["skill"],
     )
 
 
@@ -91,6 +123,148 @@ class ArticleStore:
         with self.workspace.connect() as conn:
             return dict(conn.execute("SELECT id, content_hash FROM articles WHERE status='active'").fetchall())
 
+    def scoped(self, scope: SourceScope) -> ScopedArticles:
+        """The view of this store that ``scope`` allows (see ``ScopedArticles``)."""
+        return ScopedArticles(self, scope)
+
     def count(self) -> int:
         with self.workspace.connect() as conn:
             return conn.execute("SELECT COUNT(*) FROM articles WHERE status='active'").fetchone()[0]
+
+
+class SourceScope(BaseModel):
+    """What one reader may see. ``skill``: the reading skill (None: no skill, e.g. a plain chat);
+    ``allowed_sources``: the shared-corpus ``source_tag`` values it may read (None = every one)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    skill: str | None = Field(None, description="The reading skill; its own reference notes are in scope.")
+    allowed_sources: tuple[str, ...] | None = Field(
+        None, description="Shared-corpus source tags in scope; None = all of them."
+    )
+
+    @classmethod
+    def of(cls, skill: str | None, allowed_sources: Iterable[str] | None) -> SourceScope:
+        """The scope of skill ``skill`` (None = no skill) whose settings allow ``allowed_sources``."""
+        return cls(skill=skill or None, allowed_sources=tuple(allowed_sources) if allowed_sources is not None else None)
+
+    def allows(self, article: Any) -> bool:
+        """True when ``article`` (anything with ``source_tag`` and an optional ``skill``) is in scope.
+
+        A reference note (``skill`` set) is in scope only for that skill, whatever ``allowed_sources`` says.
+        """
+        owner = getattr(article, "skill", None)
+        if owner:
+            return owner == self.skill
+        return self.allowed_sources is None or article.source_tag in self.allowed_sources
+
+
+class ScopedArticles:
+    """The articles of ``store`` that ``scope`` allows: reads, quote checks and search all go through here.
+
+    ``get`` raises ``ArticleNotFound`` for an article outside the scope, as for an unknown id;
+    ``resolve`` splits ids into in-scope articles and out-of-scope ids; ``search`` runs a retriever
+    restricted to the scope.
+    """
+
+    def __init__(self, store: ArticleStore, scope: SourceScope) -> None:
+        self.store = store
+        self.scope = scope
+        self._tags: tuple[list[str] | None] | None = None  # source_tags(), computed on first use
+
+    def get(self, article_id: str) -> Article:
+        """The article, if in scope. Raises ``InvalidIdError`` (not an id) or ``ArticleNotFound``
+        (unknown, removed, or outside this scope; the message says which)."""
+        art = self.store.get(article_id)
+        if not self.scope.allows(art):
+            raise ArticleNotFound(f"article {article_id!r} is outside this skill's allowed sources")
+        return art
+
+    def get_many(self, ids: Iterable[str]) -> dict[str, Article]:
+        """``id -> Article`` for the active, in-scope ids among ``ids`` (others left out)."""
+        return self.resolve(ids)[0]
+
+    def list(self) -> list[Article]:
+        """Every active in-scope article, sorted by id."""
+        return [a for a in self.store.list() if self.scope.allows(a)]
+
+    def resolve(self, ids: Iterable[str]) -> tuple[dict[str, Article], dict[str, Article]]:
+        """``(in scope, outside the scope)``, each ``id -> Article``, for the active ids among ``ids``
+        (unknown ids are in neither). A caller that must reject out-of-scope ids uses the second part
+        to say so, never to quote from it."""
+        found = self.store.get_many(ids)
+        inside = {a: art for a, art in found.items() if self.scope.allows(art)}
+        return inside, {a: art for a, art in found.items() if a not in inside}
+
+    def source_tags(self) -> list[str] | None:
+        """The ``source_tag`` values a search must be restricted to (None = no restriction needed).
+
+        Computed from the store once per view (a view lives for one chat turn or one ``SkillTools``;
+        an ingest after that makes the index stale, which search refuses anyway): every tag held by an
+        in-scope article. None when every stored article is in scope (no filter, fastest). A tag shared
+        by in- and out-of-scope articles is kept, and ``keep`` drops the out-of-scope hits.
+        """
+        if self._tags is None:
+            self._tags = (self._source_tags(),)
+        return self._tags[0]
+
+    def _source_tags(self) -> list[str] | None:
+        with self.store.workspace.connect() as conn:
+            rows = conn.execute(
+                "SELECT source_tag, skill FROM articles WHERE status='active' GROUP BY source_tag, skill"
+            ).fetchall()
+        allowed = [(r["source_tag"], self.scope.allows(_TagRow(r["source_tag"], r["skill"]))) for r in rows]
+        if all(ok for _, ok in allowed):
+            return None
+        return sorted({tag for tag, ok in allowed if ok})
+
+    def keep(self, hits: Sequence[Any]) -> list[Any]:
+        """The hits (anything with ``article_id``) whose article is in scope, in order."""
+        ids = [h.article_id for h in hits]
+        inside = self.get_many(ids) if ids else {}
+        return [h for h in hits if h.article_id in inside]
+
+    def search(self, retriever: Any, query: str, k: int, filters: Any = None) -> list[Any]:
+        """``retriever.search(query, k, filters)`` restricted to this scope (``skillrag.search.Hit`` list).
+
+        ``filters`` (a ``skillrag.search.SearchFilters``) is narrowed to the in-scope source tags;
+        hits outside the scope are dropped. A scope that allows no stored tag returns ``[]``.
+        """
+        tags = self.source_tags()
+        if tags is None:  # every stored article is in scope
+            return list(retriever.search(query, k=k, filters=filters))
+        from skillrag.search import SearchFilters  # lazy: the search package builds on this one
+
+        if not tags:
+            return []
+        if filters is None:
+            filters = SearchFilters(source_tags=tags, path_prefixes=None)
+        else:
+            narrowed = [t for t in (filters.source_tags or tags) if t in tags]
+            if not narrowed:
+                return []
+            filters = filters.model_copy(update={"source_tags": narrowed})
+        return self.keep(retriever.search(query, k=k, filters=filters))
+
+    def retriever(self, retriever: Any) -> ScopedRetriever:
+        """``retriever`` seen through this scope: the same ``search(query, k, filters)``, in-scope hits only."""
+        return ScopedRetriever(self, retriever)
+
+
+class ScopedRetriever:
+    """A retriever restricted to a scope (``ScopedArticles.retriever``), for code that takes a retriever."""
+
+    def __init__(self, articles: ScopedArticles, retriever: Any) -> None:
+        self.articles = articles
+        self.inner = retriever
+
+    def search(self, query: str, k: int = 10, filters: Any = None) -> list[Any]:
+        return self.articles.search(self.inner, query, k, filters)
+
+
+class _TagRow:
+    __slots__ = ("skill", "source_tag")
+
+    def __init__(self, source_tag: str, skill: str | None) -> None:
+        self.source_tag = source_tag
+        self.skill = skill

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillrag.errors import EmptyInputError, IndexStateError, SkillragError, UserError
 from skillrag.evaluation.config import ArmSpec, EffortBudget, EvalConfig
-from skillrag.evaluation.judges import JudgeResult, judge_inputs, run_judge
+from skillrag.evaluation.judges import JudgeResult, judge_inputs, not_judged, run_judge
 from skillrag.evaluation.metrics import Reference, ScoredCase, ToolLocator, compute_metrics, tool_gaps
 from skillrag.workspace import Workspace
 
@@ -43,6 +43,7 @@ __all__ = [
     "arm_workspace",
     "harness_runner",
     "run_evaluation",
+    "score_case",
     "select_case_ids",
 ]
 
@@ -54,7 +55,8 @@ class CaseResult(BaseModel):
 
     arm: str
     case_id: str
-    status: str = Field(description="accepted | failed | budget_exceeded | error (the runner raised).")
+    status: str = Field(description="accepted | failed | budget_exceeded | error (the runner raised) | "
+                                    "missing (eval score: no output for the case).")
     error: str | None = None
     output: dict[str, Any] | None = None
     record: dict[str, Any] | None = None
@@ -271,34 +273,41 @@ def _dump(obj: Any) -> dict[str, Any] | None:
     raise UserError(f"cannot serialise run {type(obj).__name__}")
 
 
-def _score_case(
-    arm: ArmSpec,
+def score_case(
+    arm: str,
     case: Any,
     reference: Reference,
-    run: Any,
+    status: str,
+    output: dict[str, Any] | None,
+    record: dict[str, Any] | None,
     *,
-    metric_names: list[str] | None,
-    judge_model: Any,
-    judge_cfg: Any,
-    t0: float,
+    metric_names: list[str] | None = None,
     locator: ToolLocator | None = None,
+    judge_model: Any = None,
+    judge_cfg: Any = None,
+    judges: dict[str, JudgeResult] | None = None,
+    error: str | None = None,
+    seconds: float = 0.0,
 ) -> CaseResult:
-    status = str(getattr(run, "status", "failed"))
-    output = _dump(getattr(run, "output", None))
-    record = _dump(getattr(run, "record", None))
+    """Score one case of one arm: the one path ``eval run`` and ``eval score`` share.
+
+    Deterministic metrics (``compute_metrics``) and the tool gaps over the output and the run record;
+    then, with ``judge_model`` and ``judge_cfg``, each configured judge (``run_judge``, majority of
+    ``judge_cfg.calls``), or the ``judges`` decisions given (external verdicts). A case whose status is
+    not ``accepted`` or that has no output is not sent to a judge (``not_judged``: a reject).
+    """
     scored = ScoredCase(case.case_id, status, output, reference, record)
     metrics = compute_metrics(scored, metric_names)
     gaps = tool_gaps(scored, locator) if locator is not None else None
-    judges: dict[str, JudgeResult] = {}
+    decided: dict[str, JudgeResult] = dict(judges or {})
     if judge_model is not None and judge_cfg is not None:
-        inputs = judge_inputs(case, output, reference)
+        inputs = judge_inputs(case, output, reference) if output is not None and status == "accepted" else None
         for name in judge_cfg.judges:
-            judges[name] = run_judge(
-                name, inputs, judge_model, calls=judge_cfg.calls, temperature=judge_cfg.temperature
-            )
+            decided[name] = (not_judged(name) if inputs is None else run_judge(
+                name, inputs, judge_model, calls=judge_cfg.calls, temperature=judge_cfg.temperature))
     return CaseResult(
-        arm=arm.name, case_id=case.case_id, status=status, output=output, record=record, metrics=metrics,
-        judges=judges, tool_gaps=gaps, seconds=time.perf_counter() - t0, finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        arm=arm, case_id=case.case_id, status=status, error=error, output=output, record=record, metrics=metrics,
+        judges=decided, tool_gaps=gaps, seconds=seconds, finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
 
 
@@ -379,8 +388,10 @@ def run_evaluation(
             case = cases[cid]
             try:
                 run = runner(arm_ws, case, arm, budget)
-                return _score_case(arm, case, refs[cid], run, metric_names=config.metrics,
-                                   judge_model=judge_model, judge_cfg=judge_cfg, t0=t0, locator=locator)
+                return score_case(arm.name, case, refs[cid], str(getattr(run, "status", "failed")),
+                                  _dump(getattr(run, "output", None)), _dump(getattr(run, "record", None)),
+                                  metric_names=config.metrics, locator=locator, judge_model=judge_model,
+                                  judge_cfg=judge_cfg, seconds=time.perf_counter() - t0)
             except IndexStateError:
                 raise  # a missing or stale index is a setup error for the whole arm, not a case outcome
             except Exception as exc:  # noqa: BLE001 - recorded per case, retried on resume; the batch goes on

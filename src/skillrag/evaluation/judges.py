@@ -10,7 +10,9 @@ Three judges, following the structure of the paper's appendix E.5 (prompts in ou
 Each call must end with the line ``VERDICT: accept`` or ``VERDICT: reject``. A call whose last line is
 anything else, or that fails at the provider, is recorded as a failed vote (never raised). The decision
 needs a strict majority of the calls (2 of 3); without one, the decision is ``None`` and ``failure``
-says why. Judges see only the case (contact reason, notes, messages), the reference and the output's
+says why. A case whose run saved no accepted output is not sent to a judge: it is a reject with no
+call spent (``not_judged``). ``decide`` is the one majority rule, for model calls and for external
+votes read back by ``skillrag.evaluation.packets``. Judges see only the case (contact reason, notes, messages), the reference and the output's
 guidance or snippet texts with their article ids: never navigation pages, run records or retrieval hits.
 """
 
@@ -35,8 +37,10 @@ __all__ = [
     "JudgeResult",
     "JudgeSpec",
     "JudgeVote",
+    "decide",
     "judge_inputs",
     "load_prompt",
+    "not_judged",
     "parse_verdict",
     "run_judge",
 ]
@@ -190,7 +194,8 @@ class JudgeVote(BaseModel):
 
     verdict: Verdict | None = Field(description="Parsed verdict, None when unparseable or failed.")
     error: str | None = Field(None, description="Why the vote failed (unparseable, provider error).")
-    tail: str = Field("", description="Last 300 characters of the reply, for audit.")
+    tail: str = Field("", description="Last 300 characters of the reply (or an external judge's reason), for audit.")
+    voter: str | None = Field(None, description="Who cast an external vote (as the verdict file names them).")
 
 
 class JudgeResult(BaseModel):
@@ -202,7 +207,7 @@ class JudgeResult(BaseModel):
     decision: bool | None = Field(description="True = accept; None when no strict majority (a failure).")
     votes: list[JudgeVote]
     split: bool = Field(description="The parseable votes disagree (single-call disagreement).")
-    failure: str | None = Field(None, description="Why no decision was reached.")
+    failure: str | None = Field(None, description="Why no decision was reached (or why the case was not judged).")
 
     @property
     def dissenting(self) -> int:
@@ -269,12 +274,38 @@ def run_judge(
         votes.append(_call_once(agent, prompt, settings))
         if on_call:
             on_call(i)
+    return decide(judge, votes)
+
+
+def decide(judge: str, votes: Sequence[JudgeVote], calls: int | None = None) -> JudgeResult:
+    """The strict-majority decision over ``votes`` (model calls or external votes alike).
+
+    ``calls`` is the number of votes expected (default: ``len(votes)``); missing ones count as failed
+    votes, so 2 accepts of 3 expected decide, 1 accept + 1 reject of 3 do not. A majority needs
+    ``calls // 2 + 1`` equal verdicts; without one ``decision`` is None and ``failure`` says why.
+    """
+    votes = list(votes)
+    n = max(calls or 0, len(votes))
+    if n > len(votes):
+        votes += [JudgeVote(verdict=None, error="missing vote")] * (n - len(votes))
+    if n == 0:
+        return JudgeResult(judge=judge, decision=None, votes=[], split=False, failure="no votes")
     n_acc = sum(1 for v in votes if v.verdict == "accept")
     n_rej = sum(1 for v in votes if v.verdict == "reject")
-    n_bad = calls - n_acc - n_rej
-    need = calls // 2 + 1
+    n_bad = n - n_acc - n_rej
+    need = n // 2 + 1
     decision: bool | None = True if n_acc >= need else False if n_rej >= need else None
     failure = None
     if decision is None:
-        failure = f"no majority of {calls}: {n_acc} accept, {n_rej} reject, {n_bad} failed"
+        failure = f"no majority of {n}: {n_acc} accept, {n_rej} reject, {n_bad} failed"
     return JudgeResult(judge=judge, decision=decision, votes=votes, split=n_acc > 0 and n_rej > 0, failure=failure)
+
+
+#: Why a case without an accepted output gets no judge call.
+NOT_JUDGED = "no accepted output: not judged (counts as a reject)"
+
+
+def not_judged(judge: str) -> JudgeResult:
+    """The decision for a case whose run saved no conformant output: a reject with no calls spent,
+    the same for model judges and external verdicts (no packet is written for such a case)."""
+    return JudgeResult(judge=judge, decision=False, votes=[], split=False, failure=NOT_JUDGED)

@@ -44,6 +44,7 @@ __all__ = [
     "compare_files",
     "load_results",
     "outcomes",
+    "render_template",
     "summarize",
     "write_report",
 ]
@@ -343,6 +344,11 @@ def _env() -> Environment:
     )
     env.filters.update(pct=_pct, num=_num, p=_p, label=_label)
     return env
+
+
+def render_template(name: str, **ctx: Any) -> str:
+    """Render one of the package's templates (``skillrag/evaluation/templates/NAME``) with ``ctx``."""
+    return _env().get_template(name).render(**ctx)
 
 
 def write_report(report: Report, out_dir: Path) -> dict[str, Path]:

@@ -2,6 +2,8 @@
 
 - ``ScriptedJudge``: a pydantic-ai ``FunctionModel`` that answers judge calls from a list of replies in
   order and keeps every prompt it received (to check what a judge saw).
+- ``RuleJudge``: a judge model whose reply is a pure function of the prompt, so the same rule applied by
+  hand to a judge packet's ``prompt.md`` gives the same verdict (model vs external judges).
 - ``fake_run_case``: a ``run_case``-compatible callable whose outputs are derived from the ground truth
   by a per-arm rule, so an arms run has known, checkable outcomes.
 """
@@ -14,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["FakeRunResult", "ScriptedJudge", "fake_run_case", "write_fake_cases"]
+__all__ = ["FakeRunResult", "RuleJudge", "ScriptedJudge", "fake_run_case", "write_fake_cases"]
 
 
 class ScriptedJudge:
@@ -53,6 +55,29 @@ class ScriptedJudge:
             return ModelResponse(parts=[TextPart(reply)])
 
         self.model = FunctionModel(respond, model_name="scripted-judge")
+
+
+class RuleJudge:
+    """A judge model that answers every call with ``rule(prompt)`` (the full reply text), recording prompts.
+
+    ``.model`` is the ``FunctionModel`` to pass as the judge model; ``.prompts`` lists every prompt.
+    """
+
+    def __init__(self, rule: Callable[[str], str]) -> None:
+        from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+        from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+        self.prompts: list[str] = []
+        self._lock = threading.Lock()
+
+        def respond(messages: list[Any], info: AgentInfo) -> ModelResponse:
+            prompt = "\n".join(str(p.content) for m in messages if isinstance(m, ModelRequest)
+                               for p in m.parts if isinstance(p, UserPromptPart))
+            with self._lock:
+                self.prompts.append(prompt)
+            return ModelResponse(parts=[TextPart(rule(prompt))])
+
+        self.model = FunctionModel(respond, model_name="rule-judge")
 
 
 @dataclass

@@ -8,15 +8,20 @@
 
 Rule (first match wins):
 
-====================================================  ==========
-condition                                             confidence
-====================================================  ==========
-no verified evidence, or coverage < 1                 low
-any conflict                                          low
-more than one candidate subject (ambiguous subject)   low
-coverage = 1, independence ≥ 2, no conflict           high
+=====================================================  ==========
+condition                                              confidence
+=====================================================  ==========
+no verified evidence, or coverage < 1                  low
+any conflict                                           low
+more than one candidate subject (ambiguous subject)    low
+candidate list incomplete (more articles name the      low
+subject than were examined)
+coverage = 1, independence ≥ 2, no conflict            high
 coverage = 1, independence = 1, no conflict           medium
-====================================================  ==========
+=====================================================  ==========
+
+Spans dropped for naming another subject or scope (``subject_mismatch``) cap the confidence at
+``medium``: an answer is never ``high`` while some of what was retrieved was about something else.
 
 ``sufficient`` is true when confidence reaches ``min_confidence`` (default ``medium``) and, with a
 model, the model judged that the evidence answers the question. The risk signal is the most
@@ -73,9 +78,11 @@ def assess(
     *,
     answered: bool = True,
     min_confidence: Confidence = "medium",
+    complete: bool = True,
 ) -> Assessment:
     """Apply the rule in the module doc. ``answered`` is the model's judgement (always True for
-    the extractive fallback, whose conclusion only restates the evidence)."""
+    the extractive fallback, whose conclusion only restates the evidence); ``complete`` is False
+    when more articles name the subject than the gate examined."""
     cov = coverage(subject, units)
     indep = len({u.article_id for u in units})
     facts = f"coverage {cov:.2f}, {indep} independent article(s), {len(conflicts)} conflict(s)"
@@ -88,14 +95,18 @@ def assess(
         conf, why = "low", f"sources disagree ({facts})"
     elif n_candidates > 1:
         conf, why = "low", f"{n_candidates} different subjects match the question ({facts})"
+    elif not complete:
+        conf, why = "low", f"the candidate list is incomplete: not every article naming the subject was examined ({facts})"
     elif indep >= 2:
         conf, why = "high", facts
     else:
         conf, why = "medium", f"a single source ({facts})"
+    mismatch = any(d.reason.startswith(("subject", "scope")) for d in dropped)
+    if mismatch and conf == "high":
+        conf, why = "medium", f"{why}; capped at medium: retrieved spans about another subject or scope were dropped"
     sufficient = LEVELS[conf] >= LEVELS[min_confidence] and answered
     if not answered and units:
         why += "; the model judged that the evidence does not answer the question"
-    mismatch = any(d.reason.startswith(("subject", "scope")) for d in dropped)
     if n_candidates > 1:
         risk: RiskSignal = "ambiguous_subject"
     elif conflicts:

@@ -1,10 +1,11 @@
 """The extractive fallback reasoner: no model, only patterns over the question and the articles.
 
-* Subject class: the parent entity from a possessive (``Rho-Bank's X``), a preposition (``X from
-  Rho-Bank``) or ``does Rho-Bank offer X``; the subject name is the longest remaining capitalised
-  phrase (with a parenthetical qualifier), else the noun phrase after ``offer``/``the``; a role
-  word (founder, CEO, …) makes it an individual; a year is the time scope, ``in <Place>`` the
-  jurisdiction; the remaining content words are the attribute asked about.
+* Subject class: the question grammar (``question.parse_question``: attribute-of, possessive,
+  how-much, offer, role and verb shapes) gives the subject name as written, its parent entity and
+  the attribute; a role word (founder, CEO, …) makes it an individual; a year is the time scope,
+  ``in <Place>`` the jurisdiction. A question the grammar does not know falls back to the older
+  heuristics: the parent entity from a possessive, a preposition or ``does Rho-Bank offer X``, the
+  subject name the longest remaining capitalised phrase, the remaining content words the attribute.
 * Candidates: every article mentioning the name (title first); the binding is the first place
   where the name and the parent entity co-occur in one sentence, else one section, else the name
   is in the title and the parent anywhere in the body.
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 
 from skillrag.corpus.model import Article
 from skillrag.evidence.model import EvidenceUnit, Scope, SubjectClass
+from skillrag.evidence.question import parse_question
 from skillrag.evidence.steps import CandidateProposal, ConclusionProposal, EvidenceProposal
 from skillrag.evidence.text import (
     FUNCTION_WORDS,
@@ -70,6 +72,9 @@ _TYPE_BY_HEAD = {
     "agreement": "contract",
     "contract": "contract",
     "policy": "policy",
+    "procedure": "procedure",
+    "setting": "setting",
+    "settings": "setting",
     "bank": "legal_entity",
     "inc": "legal_entity",
     "corp": "legal_entity",
@@ -133,8 +138,38 @@ def _looks_like_entity(phrase: str) -> bool:
     return _TYPE_BY_HEAD.get(last, "legal_entity") == "legal_entity"
 
 
+def _type_of(name: str, role: str | None, topic: bool) -> str:
+    if role and norm_name(name) == role:
+        return "individual"
+    bare = norm_name(re.sub(r"\([^()]*\)", "", name))
+    head = bare.split()[-1] if bare else ""
+    return _TYPE_BY_HEAD.get(head, _TYPE_BY_HEAD.get(head.rstrip("s"), "policy" if topic else "product"))
+
+
+def _scope(q: str) -> Scope:
+    year = _YEAR.search(q)
+    juris = _JURIS.search(q)
+    jurisdiction = juris.group(1) if juris and not _YEAR.fullmatch(juris.group(1)) else None
+    return Scope(time=year.group(1) if year else None, jurisdiction=jurisdiction)
+
+
 def extract_subject(question: str) -> SubjectClass:
-    """The subject class of ``question`` by patterns (see the module docstring)."""
+    """The subject class of ``question``: the question grammar, else the older patterns (module doc)."""
+    parsed = parse_question(question)
+    if parsed is not None:
+        return SubjectClass(
+            type=_type_of(parsed.name, parsed.role, parsed.topic),
+            name=parsed.name,
+            role=parsed.role,
+            parent_entity=parsed.parent,
+            attribute=parsed.attribute,
+            scope=_scope(question),
+        )
+    return _legacy_subject(question)
+
+
+def _legacy_subject(question: str) -> SubjectClass:
+    """The pattern heuristics used before the question grammar, for shapes it does not know."""
     q = question.strip()
     parent: str | None = None
     name: str | None = None

@@ -19,6 +19,14 @@ Once a candidate has its own verified binding, ``extend_to_mentions`` admits the
 that name exactly that subject and no other organisation, with an ``inherited`` binding that
 cites the verified quote (the seed's rule: retrieval is restricted to the documents that reference
 the candidate subjects). ``EvidenceSettings.inherit_binding=False`` turns this off.
+
+``unchecked_articles`` lists the searched articles that name the subject but that no proposal
+covered (the runner has code bind them too, so the candidate list is complete whatever the
+reasoner proposed). When the question names no parent entity, ``split_by_parent`` binds each
+candidate article to the organisation the source names with the subject (``Harbor Bank's Gold
+Card``, ``Brightwater Bank Gold Card``, an organisation in the same sentence, section or title):
+two organisations make two candidates (an ambiguous subject), and an article that names neither
+is then rejected rather than attributed to one of them.
 """
 
 from __future__ import annotations
@@ -28,18 +36,27 @@ from collections.abc import Sequence
 
 from skillrag.corpus.model import Article
 from skillrag.evidence.model import Binding, Candidate, Quote, RejectedCandidate, SubjectClass
+from skillrag.evidence.question import is_topic
 from skillrag.evidence.steps import CandidateProposal
 from skillrag.evidence.text import (
     FUNCTION_WORDS,
     find_mentions,
     innermost_section,
     norm_name,
+    same_org,
     slug,
     split_units,
 )
 from skillrag.skill.contract import locate
 
-__all__ = ["check_candidates", "extend_to_mentions", "other_entities"]
+__all__ = [
+    "check_candidates",
+    "extend_to_mentions",
+    "organisations",
+    "other_entities",
+    "split_by_parent",
+    "unchecked_articles",
+]
 
 
 def _locate_in(art: Article, text: str) -> Quote | None:
@@ -73,7 +90,13 @@ def _one(subject: SubjectClass, prop: CandidateProposal, art: Article) -> tuple[
         return None, f"name quote does not name {subject.name!r}"
     clean = [m for m in mentions if not m.extended_by]
     if not clean:
-        return None, f"look-alike: {mentions[0].full_name!r} is not {subject.name!r}"
+        first = mentions[0]
+        if first.issuer and first.extended_by == first.issuer:
+            return None, (
+                f"another organisation's: {first.full_name!r} is {first.issuer}'s, "
+                f"not {subject.parent_entity}'s"
+            )
+        return None, f"look-alike: {first.full_name!r} is not {subject.name!r}"
     mention = clean[0]
     role_ok = subject.role is None
     if subject.parent_entity is None:
@@ -112,6 +135,7 @@ def _one(subject: SubjectClass, prop: CandidateProposal, art: Article) -> tuple[
     cand = Candidate(
         subject_id=slug(full),
         name=full,
+        parent_entity=subject.parent_entity,
         article_ids=[art.id],
         bindings=[binding],
         class_attributes={"type": subject.type, **({"role": subject.role} if subject.role else {})},
@@ -187,18 +211,28 @@ _NOT_A_NAME = FUNCTION_WORDS | {
 }
 
 
-def other_entities(text: str, parent: str) -> list[str]:
-    """Organisation names in ``text`` (a capitalised word before Bank, Inc, Corp, Ltd, LLC, PLC,
-    Company or Credit Union) that are not ``parent``."""
-    want = norm_name(parent)
-    out = []
+def organisations(text: str) -> list[str]:
+    """Organisation names in ``text``, in order, each once: a capitalised word before Bank, Inc,
+    Corp, Ltd, LLC, PLC, Company or Credit Union (``Brightwater Bank``, ``Rho-Bank``)."""
+    out: list[str] = []
     for m in _ENTITY.finditer(text):
         if norm_name(m.group(1)) in _NOT_A_NAME:
             continue
-        name = f"{m.group(1)} {m.group(2)}"
-        if norm_name(name) != want and not want.endswith(norm_name(name)):
+        name = f"{m.group(1)}{'-' if text[m.end(1)] == '-' else ' '}{m.group(2)}"
+        if not any(same_org(name, o) for o in out):
             out.append(name)
     return out
+
+
+def other_entities(text: str, parent: str) -> list[str]:
+    """Organisation names in ``text`` (see ``organisations``) that are not ``parent``
+    (``Brightwater Bank`` is the parent ``Brightwater``: ``text.same_org``)."""
+    want = norm_name(parent)
+    return [
+        name
+        for name in organisations(text)
+        if not same_org(name, parent) and not want.endswith(norm_name(name))
+    ]
 
 
 def extend_to_mentions(
@@ -215,6 +249,10 @@ def extend_to_mentions(
     quote from the candidate's own bound article; their "no binding" rejections are withdrawn."""
     if subject.parent_entity is None or not candidates:
         return list(candidates), list(rejected)
+    for art in pool:  # another organisation's product of the same name: no inheritance at all
+        for src in (art.title, art.body):
+            if any(m.issuer and not same_org(m.issuer, subject.parent_entity) for m in find_mentions(subject.name, src)):
+                return list(candidates), list(rejected)
     added: set[str] = set()
     for cand in candidates:
         own = next((b for b in cand.bindings if b.parent_quote is not None), None)
@@ -257,3 +295,99 @@ def extend_to_mentions(
             added.add(art.id)
     keep = [r for r in rejected if not (r.article_id in added and r.reason.startswith("no binding"))]
     return list(candidates), keep
+
+
+def unchecked_articles(
+    subject: SubjectClass,
+    candidates: Sequence[Candidate],
+    rejected: Sequence[RejectedCandidate],
+    pool: Sequence[Article],
+) -> list[Article]:
+    """Articles of ``pool`` that name ``subject.name`` (a look-alike included) in their title or
+    body but appear in no candidate and no rejection: what the reasoner left out."""
+    covered = {aid for c in candidates for aid in c.article_ids} | {r.article_id for r in rejected}
+    return [
+        a
+        for a in pool
+        if a.id not in covered
+        and (find_mentions(subject.name, a.title) or find_mentions(subject.name, a.body))
+    ]
+
+
+def _bound_org(subject: SubjectClass, art: Article, binding: Binding) -> str | None:
+    """The organisation ``art`` names with the subject at ``binding``'s name quote: the mention's
+    issuer, else the only organisation in the quote, its section, the title, or the whole article."""
+    q = binding.name_quote
+    src = art.title if q.field == "title" else art.body
+    for m in find_mentions(subject.name, src):
+        if q.start <= m.start and m.end <= q.end and m.issuer:
+            return m.issuer
+    scopes = [q.text]
+    if q.field == "body":
+        sec = innermost_section(art.sections, q.start)
+        scopes.append(art.body[sec.start : sec.end] if sec else art.body)
+    scopes += [art.title, art.body]
+    for text in scopes:
+        orgs = organisations(text)
+        if len(orgs) == 1:
+            return orgs[0]
+        if len(orgs) > 1:
+            return None  # several organisations side by side: not attributable here
+    return None
+
+
+def split_by_parent(
+    subject: SubjectClass,
+    candidates: Sequence[Candidate],
+    rejected: Sequence[RejectedCandidate],
+    pool: Sequence[Article],
+) -> tuple[list[Candidate], list[RejectedCandidate]]:
+    """For a question that names no parent entity: group each candidate's articles by the
+    organisation they bind the subject to (module doc). One organisation: the candidate keeps all
+    its articles and records it as ``parent_entity``. Several: one candidate per organisation, and
+    articles that name none of them are rejected (which one they describe is unknown). Topics and
+    role questions are returned unchanged."""
+    if subject.parent_entity is not None or subject.role or is_topic(subject.name):
+        return list(candidates), list(rejected)
+    by_id = {a.id: a for a in pool}
+    out: list[Candidate] = []
+    rejected = list(rejected)
+    for cand in candidates:
+        groups: dict[str, list[tuple[str, Binding]]] = {}
+        loose: list[tuple[str, Binding]] = []
+        for aid, b in zip(cand.article_ids, cand.bindings, strict=True):
+            org = _bound_org(subject, by_id[aid], b) if aid in by_id else None
+            if org is None:
+                loose.append((aid, b))
+                continue
+            key = next((k for k in groups if same_org(k, org)), org)
+            groups.setdefault(key, []).append((aid, b))
+        if not groups:
+            out.append(cand)
+            continue
+        if len(groups) == 1:
+            (org,) = groups
+            out.append(cand.model_copy(update={"parent_entity": org, "implicit_parent": True}))
+            continue
+        for org, members in groups.items():
+            out.append(
+                cand.model_copy(
+                    update={
+                        "subject_id": slug(f"{cand.name} {org}"),
+                        "parent_entity": org,
+                        "implicit_parent": True,
+                        "article_ids": [aid for aid, _ in members],
+                        "bindings": [b for _, b in members],
+                    }
+                )
+            )
+        names = ", ".join(groups)
+        rejected += [
+            RejectedCandidate(
+                name=cand.name,
+                article_id=aid,
+                reason=f"ambiguous: names {cand.name!r} without saying whose, and {names} each have one",
+            )
+            for aid, _ in loose
+        ]
+    return out, rejected

@@ -90,11 +90,26 @@ class Binding(_Model):
 class Candidate(_Model):
     """A subject the knowledge base holds that matches the subject class, with its binding."""
 
-    subject_id: str = Field(description="Stable id: slug of the name.")
+    subject_id: str = Field(description="Stable id: slug of the name (and of the parent entity when the "
+                            "question named none and the sources name several).")
     name: str
+    parent_entity: str | None = Field(
+        None,
+        description="Organisation the subject is bound to: the question's parent entity, or, when the question "
+        "names none, the one the sources name with the subject (None when they name none).",
+    )
+    implicit_parent: bool = Field(
+        False, description="True when `parent_entity` comes from the sources, not from the question."
+    )
     article_ids: list[str] = Field(description="Articles that name this subject with a valid binding.")
     bindings: list[Binding] = Field(description="One binding per article in `article_ids`.")
     class_attributes: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """The name, with the parent entity in brackets when it came from the sources
+        (``Gold Rewards Card (Brightwater Bank)``): what evidence units and claims are about."""
+        return f"{self.name} ({self.parent_entity})" if self.implicit_parent and self.parent_entity else self.name
 
 
 class RejectedCandidate(_Model):

@@ -43,7 +43,7 @@ def format_answer(a: EvidenceAnswer, *, show_record: bool = True) -> str:
         lines += ["", "Candidate subjects:"]
         for c in a.candidates:
             kinds = ", ".join(sorted({b.kind for b in c.bindings}))
-            lines.append(f"  {c.name} — {len(c.article_ids)} article(s), binding: {kinds}")
+            lines.append(f"  {c.label} — {len(c.article_ids)} article(s), binding: {kinds}")
     if a.rejected_candidates:
         lines += ["", f"Rejected at the gate ({len(a.rejected_candidates)}):"]
         for r in a.rejected_candidates[:8]:

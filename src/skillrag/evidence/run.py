@@ -5,6 +5,13 @@ The runner owns the machine: it moves it, and it validates what the reasoner pro
 state (``gate.check_candidates``, ``verify.check_evidence``, ``verify.check_claim_proposals``).
 After SUBJECT_NOT_FOUND nothing else runs: no second search, no reformulated query, no relaxed
 name — the function returns.
+
+Before concluding, code makes sure the candidate list is complete: every searched article that
+names the subject is either a candidate or rejected with a reason (articles the reasoner left out
+are bound by code, ``gate.unchecked_articles``), and when more articles name the subject than
+``max_pool`` allows, the answer is not sufficient. When the sources disagree, the conclusion is the
+code-built list of the disagreeing values: a model's conclusion, which might pick one of them, is
+not passed through (it is noted in the run record).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from skillrag.corpus.model import Article
 from skillrag.errors import EmptyInputError, IllegalTransition, UserError
 from skillrag.evidence.confidence import assess
 from skillrag.evidence.extractive import FALLBACK_NOTE, ExtractiveReasoner
-from skillrag.evidence.gate import check_candidates, extend_to_mentions
+from skillrag.evidence.gate import check_candidates, extend_to_mentions, split_by_parent, unchecked_articles
 from skillrag.evidence.machine import State, StateMachine
 from skillrag.evidence.model import (
     Candidate,
@@ -42,6 +49,7 @@ from skillrag.evidence.text import (
     innermost_section,
     norm_name,
     slug,
+    snowball,
     split_units,
     stem_terms,
     stem_word,
@@ -95,14 +103,16 @@ class EvidenceSettings(BaseModel):
 
 def check_subject(question: str, subject: SubjectClass) -> list[str]:
     """Reasons a subject class does not come from ``question`` (empty = fine): every word of the
-    name (a plural ``s`` aside) and the parent entity as a phrase must be words of the question —
-    no reinterpretation, no substitution."""
+    name (an inflection aside: a plural ``s``, or the same Snowball stem, so ``data refueling``
+    passes for "How much data can a customer refuel?") and the parent entity as a phrase must be
+    words of the question — no reinterpretation, no substitution."""
     q = norm_name(question)
-    q_words = {stem_word(w) for w in re.findall(r"[a-z0-9+&.]+", q)}
+    raw = re.findall(r"[a-z0-9+&.]+", q)
+    q_words = {stem_word(w) for w in raw} | {snowball(w) for w in raw}
     reasons = []
     bare = norm_name(re.sub(r"\([^()]*\)", "", subject.name))
     words = re.findall(r"[a-z0-9+&.]+", bare)
-    if not words or not all(stem_word(w) in q_words for w in words):
+    if not words or not all(stem_word(w) in q_words or snowball(w) in q_words for w in words):
         reasons.append(f"subject name {subject.name!r} is not taken from the question")
     if subject.parent_entity:
         parent = norm_name(subject.parent_entity)
@@ -113,9 +123,9 @@ def check_subject(question: str, subject: SubjectClass) -> list[str]:
 
 def _pool(
     subject: SubjectClass, articles: Iterable[Article], hits: Sequence[str], limit: int
-) -> list[Article]:
+) -> tuple[list[Article], int]:
     """Articles that mention the subject's name (title mentions first, look-alikes last), then
-    search hits; at most ``limit``."""
+    search hits; at most ``limit``. Also returns how many articles mention the name at all."""
     ranked: list[tuple[int, str, Article]] = []
     by_id: dict[str, Article] = {}
     for art in articles:
@@ -135,7 +145,7 @@ def _pool(
         if aid not in seen and aid in by_id:
             out.append(by_id[aid])
             seen.add(aid)
-    return out[:limit]
+    return out[:limit], len(ranked)
 
 
 def _article_score(art: Article, attr: set[str], names: Sequence[str]) -> float:
@@ -180,11 +190,11 @@ def _default_conclusion(
     claims: Sequence[Claim],
     conflicts: Sequence[Any],
 ) -> ConclusionProposal:
-    names = " / ".join(c.name for c in candidates)
+    names = " / ".join(c.label for c in candidates)
     what = f"the {subject.attribute} of {names}" if subject.attribute else names
     actions: list[str] = []
     if len(candidates) > 1:
-        actions.append(f"Ask which subject is meant: {', '.join(repr(c.name) for c in candidates)}.")
+        actions.append(f"Ask which subject is meant: {', '.join(repr(c.label) for c in candidates)}.")
     if not units:
         return ConclusionProposal(
             conclusion=f"No verified evidence states {what}; the candidate articles do not answer the question.",
@@ -305,11 +315,18 @@ def answer_question(
         q = " ".join(x for x in (subject.name, subject.parent_entity) if x)
         queries.append(q)
         hit_ids = [h.article_id for h in retriever.search(q, k=settings.k)]
-    pool = _pool(subject, source, hit_ids, settings.max_pool)
+    pool, n_naming = _pool(subject, source, hit_ids, settings.max_pool)
     proposals = reasoner.propose_candidates(question, subject, pool)
     candidates, rejected = check_candidates(subject, proposals, pool)
+    # completeness: every searched article naming the subject gets a decision, whatever was proposed
+    left_out = unchecked_articles(subject, candidates, rejected, pool)
+    if left_out:
+        more = ExtractiveReasoner().propose_candidates(question, subject, left_out)
+        candidates, rejected = check_candidates(subject, [*proposals, *more], pool)
     if settings.inherit_binding:
         candidates, rejected = extend_to_mentions(subject, candidates, rejected, pool)
+    candidates, rejected = split_by_parent(subject, candidates, rejected, pool)
+    complete = n_naming <= settings.max_pool
     sm.advance(
         State.CANDIDATE_SUBJECT_DISCOVERED, f"{len(candidates)} candidate(s), {len(rejected)} rejected"
     )
@@ -319,7 +336,14 @@ def answer_question(
             ms=timer.ms(),
             queries=queries,
             articles=[a.id for a in pool],
-            detail={"proposed": len(proposals), "candidates": len(candidates), "rejected": len(rejected)},
+            detail={
+                "proposed": len(proposals),
+                "bound_by_code": len(left_out),
+                "candidates": len(candidates),
+                "rejected": len(rejected),
+                "articles_naming_subject": n_naming,
+                "complete": complete,
+            },
         )
     )
     common = {
@@ -349,8 +373,8 @@ def answer_question(
 
     # 3. evidence retrieval, restricted to the candidates' articles
     sm.advance(State.EVIDENCE_RETRIEVAL, "retrieval restricted to candidate articles")
-    names = [c.name for c in candidates]
-    allowed = [aid for c in candidates for aid in c.article_ids]
+    names = list(dict.fromkeys(c.name for c in candidates))
+    allowed = list(dict.fromkeys(aid for c in candidates for aid in c.article_ids))
     by_id = {a.id: a for a in pool}
     attr = stem_terms(subject.attribute)
     order: list[str] = []
@@ -404,6 +428,10 @@ def answer_question(
         keys = {(c.evidence_index, c.normalized) for c in claims}
         claims += [c for c in extra if (c.evidence_index, c.normalized) not in keys]
         conflicts = find_conflicts(claims)
+    withheld = bool(conflicts) and judged is not default
+    if conflicts:
+        # conflicts are listed, never arbitrated: the code-built conclusion lists every value
+        default = _default_conclusion(subject, candidates, units, claims, conflicts)
     a = assess(
         subject,
         len(candidates),
@@ -412,13 +440,17 @@ def answer_question(
         dropped,
         answered=judged.answered,
         min_confidence=settings.min_confidence,
+        complete=complete,
     )
     actions = list(dict.fromkeys([*judged.suggested_next_actions, *default.suggested_next_actions]))
     if a.risk_signal == "subject_mismatch":
         actions.append("Review the dropped spans: they name a different subject or scope.")
-    conclusion = judged.conclusion
-    if conflicts and judged is not default:
-        conclusion += " [Conflicting claims are listed under conflicts; they are not arbitrated.]"
+    if not complete:
+        actions.append(
+            f"Narrow the question: {n_naming} articles name {subject.name!r}, more than the "
+            f"{settings.max_pool} examined."
+        )
+    conclusion = default.conclusion if conflicts else judged.conclusion
     contract = _contract(question, conclusion, units, chosen, limits) if units else None
     sufficient, confidence, reason = a.sufficient, a.confidence, a.reason
     if contract is not None and not contract.accepted:
@@ -433,6 +465,7 @@ def answer_question(
                 "independence": a.independence,
                 "conflicts": len(conflicts),
                 "refused_claims": len(refused),
+                "model_conclusion_withheld": withheld,
             },
         )
     )
@@ -505,7 +538,7 @@ def ask(
     ``retriever`` replaces the workspace's search tool (any object with ``search(query, k)``).
     Raises ``SkillNotFound``, ``UserError`` (llm without a model), ``ModelError``.
     """
-    from skillrag.corpus import ArticleStore
+    from skillrag.corpus import ArticleStore, SourceScope
     from skillrag.errors import IndexStateError
     from skillrag.skill.registry import SkillRegistry
 
@@ -539,10 +572,11 @@ def ask(
     store = ArticleStore(ws)
     if store.count() == 0:
         raise EmptyInputError(f"the workspace {ws.root} holds no articles: run `skillrag ingest` first")
-    source: ArticleSource | list[Article] = store
-    if sk.config.allowed_sources:
-        allowed = set(sk.config.allowed_sources)
-        source = [a for a in store.list() if a.source_tag in allowed]
+    # the skill's scope, as for every other reader: its allowed_sources and its own reference notes
+    scoped = store.scoped(SourceScope.of(sk.name, sk.config.allowed_sources or None))
+    source: ArticleSource | list[Article] = scoped
+    if retriever is not None:
+        retriever = scoped.retriever(retriever)
     answer = answer_question(
         question,
         articles=source,

@@ -3,6 +3,10 @@
 All offsets are character offsets into the string passed in. Matching is case-insensitive and
 treats any hyphen or dash (``-``, U+2010–U+2015) and whitespace run as the same separator, so
 ``Rho-Bank`` matches ``Rho‑Bank`` (non-breaking hyphen) — that is typography, not a relaxed name.
+
+A *topic* name (``APN settings``, ``data refuel``; ``question.is_topic``) is matched by its words'
+Snowball stems (PyStemmer), in any order, within a few words on one line: ``refuel data`` and
+``Data refueling`` both name the topic ``data refuel``.
 """
 
 from __future__ import annotations
@@ -11,8 +15,12 @@ import itertools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+import Stemmer
 
 from skillrag.corpus.model import Section
+from skillrag.evidence.question import ENTITY_SUFFIXES, is_topic
 
 __all__ = [
     "FUNCTION_WORDS",
@@ -24,7 +32,9 @@ __all__ = [
     "innermost_section",
     "named_subjects",
     "norm_name",
+    "same_org",
     "slug",
+    "snowball",
     "split_units",
     "stem_terms",
     "stem_word",
@@ -159,7 +169,11 @@ class Span:
 class Mention:
     """One occurrence of a name. ``full_name`` is the name as the text extends it: a capitalised
     word before it (``Business`` Gold Rewards Card) or a parenthetical after it (Green Account
-    ``(savings)``). ``extended_by`` is the extra text (empty when the name stands alone)."""
+    ``(savings)``). ``extended_by`` is the extra text (empty when the name stands alone).
+    ``issuer`` is the organisation written right before the name, as an owner (``Harbor Bank's``)
+    or a name ending in Bank, Inc, … (``Brightwater Bank`` Gold Card): it says whose the subject
+    is, it does not make it a different subject — unless the caller's parent entity is another
+    organisation, in which case the issuer is also ``extended_by``."""
 
     start: int
     end: int
@@ -167,9 +181,81 @@ class Mention:
     full_name: str
     extended_by: str = ""
     qualifier: str = ""
+    issuer: str = ""
+
+
+_STEMMER = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=8192)
+def snowball(word: str) -> str:
+    """The Snowball (Porter 2) stem of ``word``, lower-cased: ``refueling`` → ``refuel``."""
+    return _STEMMER.stemWord(word.lower())
+
+
+def same_org(a: str | None, b: str | None) -> bool:
+    """True when two organisation names are the same, an organisation suffix aside:
+    ``Brightwater`` and ``Brightwater Bank``; ``Rho-Bank`` and ``Rho Bank``."""
+    if not a or not b:
+        return False
+    x, y = norm_name(a).split(), norm_name(b).split()
+    if x == y:
+        return True
+    short, long_ = (x, y) if len(x) < len(y) else (y, x)
+    return long_[: len(short)] == short and all(w in ENTITY_SUFFIXES for w in long_[len(short) :])
 
 
 _PREV_WORD = re.compile(r"([A-Za-z][\w'’+&" + _DASHES + r"]*)[ \t\u00a0]+$")
+_PREV_RUN = re.compile(r"((?:[A-Z][\w'’+&" + _DASHES + r"]*[ \t\u00a0]+){0,3}[A-Z][\w'’+&" + _DASHES + r"]*)[ \t\u00a0]+$")
+_TOPIC_STOP = frozenset(["a", "an", "the", "of", "for", "on", "in", "to", "and", "or", "with", "by", "at"])
+#: Most words between the first and the last word of a topic's mention, beyond the topic's own.
+TOPIC_SLACK = 6
+
+
+def _issuer_before(before: str, word: str) -> str:
+    """The organisation that ``word`` (the word right before a name) ends, or ``""``: an owner
+    (``Harbor Bank's``) or a name ending in an organisation suffix (``Brightwater Bank``)."""
+    possessive = re.search(r"['’]s?$", word) is not None and word[:1].isupper()
+    last = norm_name(word).split()[-1:] or [""]
+    if not possessive and not (word[:1].isupper() and last[0] in ENTITY_SUFFIXES):
+        return ""
+    run = _PREV_RUN.search(before)
+    words = run.group(1).split() if run else [word]
+    while len(words) > 1 and norm_name(words[0]) in FUNCTION_WORDS:
+        words.pop(0)
+    return re.sub(r"['’]s?$", "", " ".join(words))
+
+
+def _topic_mentions(name: str, text: str) -> list[Mention]:
+    want = {snowball(w) for w in re.findall(r"[A-Za-z0-9]+", re.sub(r"\([^()]*\)", "", name))}
+    want -= _TOPIC_STOP
+    if not want:
+        return []
+    out: list[Mention] = []
+    for line in re.finditer(r"[^\n]+", text):
+        toks = [(m.start() + line.start(), m.end() + line.start(), snowball(m.group()))
+                for m in re.finditer(r"[A-Za-z0-9]+", line.group())]
+        i = 0
+        while i < len(toks):
+            if toks[i][2] not in want:
+                i += 1
+                continue
+            seen: set[str] = set()
+            hit = None
+            for j in range(i, min(len(toks), i + len(want) + TOPIC_SLACK)):
+                if toks[j][2] in want:
+                    seen.add(toks[j][2])
+                if seen == want:
+                    hit = j
+                    break
+            if hit is None:
+                i += 1
+                continue
+            a, b = toks[i][0], toks[hit][1]
+            out.append(Mention(a, b, text[a:b], text[a:b]))
+            i = hit + 1
+    return out
+
 _QUALIFIER = re.compile(r"^[ \t]*\(([^()\n]{1,30})\)")
 
 
@@ -178,26 +264,36 @@ def find_mentions(name: str, text: str, *, allowed_prefix: str | None = None) ->
 
     A capitalised word right before the match that is not a function word (see ``FUNCTION_WORDS``)
     and not part of ``allowed_prefix`` (the parent entity, as in ``Rho-Bank Gold Card``) extends
-    the name into a different subject. A parenthetical right after it is kept as ``qualifier``.
+    the name into a different subject. An organisation right before it (``Harbor Bank's``,
+    ``Brightwater Bank``) is its ``issuer``, not an extension, unless ``allowed_prefix`` names
+    another organisation. A parenthetical right after it is kept as ``qualifier``. A topic name
+    (module doc) is matched by stems and has no extensions.
     """
+    if is_topic(name):
+        return _topic_mentions(name, text)
     allowed = set(norm_name(allowed_prefix).split()) if allowed_prefix else set()
     out: list[Mention] = []
     for m in _phrase_pattern(name).finditer(text):
         line_start = text.rfind("\n", 0, m.start()) + 1
         before = text[line_start : m.start()]
         ext = ""
+        issuer = ""
         pw = _PREV_WORD.search(before)
         if pw:
             word = pw.group(1)
             base = norm_name(word)
-            if word[0].isupper() and base not in FUNCTION_WORDS and not (set(base.split()) <= allowed):
+            issuer = _issuer_before(before, word)
+            if issuer:
+                if allowed_prefix and not same_org(issuer, allowed_prefix):
+                    ext = issuer  # another organisation's product of the same name
+            elif word[0].isupper() and base not in FUNCTION_WORDS and not (set(base.split()) <= allowed):
                 ext = word
         q = _QUALIFIER.match(text[m.end() : m.end() + 40])
         qualifier = q.group(1).strip() if q else ""
         full = f"{ext} {m.group(0)}" if ext else m.group(0)
         if qualifier:
             full = f"{full} ({qualifier})"
-        out.append(Mention(m.start(), m.end(), m.group(0), full, ext, qualifier))
+        out.append(Mention(m.start(), m.end(), m.group(0), full, ext, qualifier, issuer))
     return out
 
 
@@ -307,7 +403,8 @@ def stem_terms(text: str | None) -> set[str]:
 
 @dataclass(frozen=True)
 class Value:
-    """A quantity found in text: ``kind`` is ``usd``, ``pct`` or ``dur``; ``normalized`` compares."""
+    """A value found in text: ``kind`` is ``usd``, ``pct``, ``dur``, ``size`` (data amounts) or
+    ``url``; ``normalized`` compares."""
 
     kind: str
     text: str
@@ -322,14 +419,28 @@ _DUR = re.compile(
 )
 
 
+_SIZE = re.compile(r"\b(\d+(?:\.\d+)?)\s?(KB|MB|GB|TB)\b", re.IGNORECASE)
+_URL = re.compile(r"\b(?:https?|ftp)://[^\s<>()\[\]\"'`]+")
+_SIZE_IN_GB = {"kb": 1 / 1024 / 1024, "mb": 1 / 1024, "gb": 1.0, "tb": 1024.0}
+
+
 def _num(s: str) -> float:
     return float(s.replace(",", ""))
 
 
 def find_values(text: str) -> list[Value]:
-    """Money (``$32.50`` → ``usd:32.50``), percentages (``17.99%`` → ``pct:17.99``) and
-    durations (``105 days`` → ``dur:105 day``) in ``text``, in order of position."""
+    """Money (``$32.50`` → ``usd:32.50``), percentages (``17.99%`` → ``pct:17.99``), durations
+    (``105 days`` → ``dur:105 day``), data amounts (``2 GB`` → ``size:2gb``, ``512 MB`` →
+    ``size:0.5gb``) and URLs (``http://mms.example/x`` → ``url:http://mms.example/x``, trailing
+    punctuation left out) in ``text``, in order of position."""
     out = [Value("usd", m.group(0), f"usd:{_num(m.group(1)):.2f}", m.start()) for m in _MONEY.finditer(text)]
+    out += [
+        Value("size", m.group(0), f"size:{_num(m.group(1)) * _SIZE_IN_GB[m.group(2).lower()]:g}gb", m.start())
+        for m in _SIZE.finditer(text)
+    ]
+    for m in _URL.finditer(text):
+        url = m.group(0).rstrip(".,;:!?")
+        out.append(Value("url", url, "url:" + url.lower().rstrip("/"), m.start()))
     out += [Value("pct", m.group(0), f"pct:{_num(m.group(1)):g}", m.start()) for m in _PCT.finditer(text)]
     out += [
         Value("dur", m.group(0), f"dur:{int(m.group(1))} {m.group(2).lower()}", m.start())
@@ -339,9 +450,11 @@ def find_values(text: str) -> list[Value]:
 
 
 def named_subjects(text: str, head: str) -> list[str]:
-    """Capitalised names in ``text`` that end in the noun ``head`` (``Silver Rewards Card`` for
-    head ``Card``), leading function words removed; one-word bare heads are left out."""
-    pat = re.compile(r"((?:[A-Z][\w'’+&" + _DASHES + r"]*[ \t\u00a0]+){1,5})(" + re.escape(head) + r")s?\b")
+    """Capitalised names in ``text`` that end in the noun ``head``, in either case (``Silver
+    Rewards Card`` for head ``Card`` or ``card``), leading function words removed; one-word bare
+    heads are left out."""
+    head_pat = "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else re.escape(c) for c in head)
+    pat = re.compile(r"((?:[A-Z][\w'’+&" + _DASHES + r"]*[ \t\u00a0]+){1,5})(" + head_pat + r")s?\b")
     names = []
     for m in pat.finditer(text):
         words = m.group(1).split()

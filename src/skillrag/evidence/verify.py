@@ -6,7 +6,10 @@ A proposed span becomes an ``EvidenceUnit`` only if (in this order, first failur
 1. it cites an article of an accepted candidate (retrieval is restricted to candidates);
 2. it is verbatim in that article's body (``skill.contract.locate``; offsets are into the raw body);
 3. it is at least ``min_chars`` long (the evidence contract's shortest snippet);
-4. the subject the proposer names for it is one of the candidates (no subject drift);
+4. the subject the proposer names for it is one of the candidates (no subject drift), and that
+   candidate holds the article; when several candidates share the name (one per organisation, the
+   question naming none), the article's owner is the candidate, and if it belongs to several, the
+   span must name the organisation (``Harbor Bank's Gold Card``) or it is dropped as ambiguous;
 5. its subject is established: the article's title names the candidate (the article is about
    it), or the span itself names it — a span from an article about many products that does not
    name the candidate cannot be attributed to it;
@@ -18,7 +21,9 @@ A proposed span becomes an ``EvidenceUnit`` only if (in this order, first failur
 Everything else is kept in ``dropped_evidence`` with its reason.
 
 Claims: each unit's money amounts, percentages and durations, attached to an attribute — the
-label before a colon (``Late payment fee: $32.50``; all values after it) or, for a sentence that
+label before a colon (``Late payment fee: $32.50``; all values after it; a label that is the
+question's attribute plus the subject's own name, ``Acme Bank Gold Card annual fee:``, counts as the
+attribute) or, for a sentence that
 (with its section heading) holds every word of the question's attribute, that attribute (the first
 value of each kind after the attribute's words, or a range such as ``$17,500 to $112,500``). Claims of the question's attribute are grouped under it.
 A conflict is one (subject, attribute, kind of value) with more than one distinct value.
@@ -31,6 +36,7 @@ from collections.abc import Sequence
 
 from skillrag.corpus.model import Article
 from skillrag.evidence.model import Candidate, Claim, Conflict, DroppedEvidence, EvidenceUnit, SubjectClass
+from skillrag.evidence.question import ENTITY_SUFFIXES, is_topic
 from skillrag.evidence.steps import ClaimProposal, EvidenceProposal
 from skillrag.evidence.text import (
     FUNCTION_WORDS,
@@ -39,6 +45,7 @@ from skillrag.evidence.text import (
     innermost_section,
     named_subjects,
     norm_name,
+    same_org,
     stem_terms,
     stem_word,
 )
@@ -49,21 +56,34 @@ __all__ = ["check_claim_proposals", "check_evidence", "claims_from_units", "find
 _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
 
 
-def _other_subjects(text: str, subject: SubjectClass, names: Sequence[str]) -> list[str]:
+def _strip_owner(key: str, parent: str | None) -> str:
+    """``brightwater bank gold card`` → ``gold card`` when the leading organisation is ``parent``."""
+    words = key.split()
+    for i, w in enumerate(words[:-1]):
+        if w in ENTITY_SUFFIXES:
+            if parent and same_org(" ".join(words[: i + 1]), parent):
+                return " ".join(words[i + 1 :])
+            break
+    if parent and key.startswith(norm_name(parent) + " "):
+        return key[len(norm_name(parent)) + 1 :]
+    return key
+
+
+def _other_subjects(
+    text: str, subject: SubjectClass, names: Sequence[str], parent: str | None = None
+) -> list[str]:
     bare = re.sub(r"\([^()]*\)", "", subject.name)
     words = bare.split()
-    if not words:
+    if not words or is_topic(subject.name):
         return []
     head = words[-1]
-    if head[:1].islower():
-        return []
+    if head[:1].islower() and not any(w[:1].isupper() for w in words):
+        return []  # a plain common noun ("mortgage", "founder"): no product names to confuse
     ok = {norm_name(re.sub(r"\([^()]*\)", "", n)) for n in names} | {norm_name(bare)}
-    parent = norm_name(subject.parent_entity) if subject.parent_entity else None
+    parent = parent or subject.parent_entity
     others = []
     for found in named_subjects(text, head):
-        key = norm_name(found)
-        if parent and key.startswith(parent + " "):
-            key = key[len(parent) + 1 :]
+        key = _strip_owner(norm_name(found), parent)
         if key in ok or len(key.split()) < 2 or all(w in FUNCTION_WORDS for w in key.split()[:-1]):
             continue
         others.append(found)
@@ -81,6 +101,34 @@ def _about(art: Article, text: str, names: Sequence[str], parent: str | None) ->
     return False
 
 
+def _candidate_for(
+    said: str, article_id: str, text: str, candidates: Sequence[Candidate], subject: SubjectClass
+) -> tuple[Candidate | None, str]:
+    """The candidate a span is about: the one the proposer names (by label or name) that holds the
+    article; among several same-named holders, the one whose organisation the span names."""
+    key = norm_name(said)
+    named = [c for c in candidates if norm_name(c.label) == key] or [
+        c for c in candidates if norm_name(c.name) == key
+    ]
+    if not named and norm_name(subject.name) == key and len({c.name for c in candidates}) == 1:
+        named = list(candidates)
+    if not named:
+        return None, f"subject drift: the span is about {said!r}, the question about {subject.name!r}"
+    holders = [c for c in named if article_id in c.article_ids]
+    if not holders:
+        owners = ", ".join(repr(c.label) for c in candidates if article_id in c.article_ids)
+        return None, f"subject drift: the span is said to be about {said!r}, but its article is {owners}'s"
+    if len(holders) == 1:
+        return holders[0], ""
+    issuers = [m.issuer for c in holders for m in find_mentions(c.name, text) if m.issuer]
+    picked = [c for c in holders if any(same_org(i, c.parent_entity) for i in issuers)]
+    if len(picked) == 1:
+        return picked[0], ""
+    return None, (
+        f"subject ambiguous: the span does not say which of {', '.join(repr(c.label) for c in holders)} it is about"
+    )
+
+
 def check_evidence(
     subject: SubjectClass,
     candidates: Sequence[Candidate],
@@ -94,8 +142,7 @@ def check_evidence(
     duplicates (same article, same normalised text) merged."""
     by_id = {a.id: a for a in articles}
     allowed = {aid for c in candidates for aid in c.article_ids}
-    names = [c.name for c in candidates]
-    name_keys = {norm_name(n): n for n in names}
+    names = list(dict.fromkeys(c.name for c in candidates))
     units: list[EvidenceUnit] = []
     dropped: list[DroppedEvidence] = []
     seen: set[tuple[str, str]] = set()
@@ -117,12 +164,14 @@ def check_evidence(
         if len(normalize(text)) < min_chars:
             drop(p, f"shorter than the evidence contract's {min_chars} characters")
             continue
-        subj_key = norm_name(p.subject)
-        if subj_key not in name_keys and not (len(names) == 1 and subj_key in {norm_name(subject.name)}):
-            drop(p, f"subject drift: the span is about {p.subject!r}, the question about {subject.name!r}")
+        cand, why = _candidate_for(p.subject, art.id, text, candidates, subject)
+        if cand is None:
+            drop(p, why)
             continue
-        label = name_keys.get(subj_key, names[0])
-        if not _about(art, text, names, subject.parent_entity):
+        label = cand.label
+        parent = cand.parent_entity or subject.parent_entity
+        names = [cand.name]
+        if not _about(art, text, names, parent):
             drop(
                 p,
                 f"subject not established: the span does not name {label!r} and the article's "
@@ -130,19 +179,14 @@ def check_evidence(
             )
             continue
         look = [
-            m.full_name
-            for n in names
-            for m in find_mentions(n, text, allowed_prefix=subject.parent_entity)
-            if m.extended_by
+            m.full_name for n in names for m in find_mentions(n, text, allowed_prefix=parent) if m.extended_by
         ]
-        others = look + _other_subjects(text, subject, names)
+        others = look + _other_subjects(text, subject, names, parent)
         if subject.attribute is None:
             # an existence question: the span must name the subject itself; other names beside it
             # (a list of the bank's cards) do not change what it says about the subject
             names_it = any(
-                not m.extended_by
-                for n in names
-                for m in find_mentions(n, text, allowed_prefix=subject.parent_entity)
+                not m.extended_by for n in names for m in find_mentions(n, text, allowed_prefix=parent)
             )
             others = [] if names_it else others or [f"no mention of {label}"]
         if others:
@@ -282,13 +326,18 @@ def claims_from_units(subject: SubjectClass, units: Sequence[EvidenceUnit]) -> l
     """Deterministic claims of ``units`` (module doc). Several values of one kind after one label
     (a range, a list) form one claim whose value joins them."""
     attr = stem_terms(subject.attribute)
+    own = stem_terms(subject.name) | stem_terms(subject.parent_entity) | set(ENTITY_SUFFIXES)
     out: list[Claim] = []
     for i, u in enumerate(units):
+        own_u = own | stem_terms(u.subject)
         lab = _LABEL.match(u.text) or _CELL_LABEL.match(u.text)
         heading = stem_terms(u.section)
         if lab:
             label = lab.group(1).strip().strip("*").strip().lower()
             values = find_values(u.text[lab.end() :])
+            said = stem_terms(label)
+            if attr and attr <= said and not (said - attr - own_u):
+                label = (subject.attribute or label).lower()  # "Acme Bank Gold Card annual fee" → "annual fee"
         elif attr and attr <= stem_terms(u.text) | heading:
             span = _phrase_span(u.text, attr)
             if span is None:

@@ -23,7 +23,7 @@ from skillrag.harness._session import Session
 from skillrag.skill import Case, CaseFile, SavedOutput, Skill, SkillRegistry, SkillTools
 from skillrag.workspace import Workspace, atomic_write_text
 
-__all__ = ["HARNESSES", "Harness", "make_harness", "output_paths", "run_case"]
+__all__ = ["HARNESSES", "Harness", "case_path", "make_harness", "output_paths", "run_case"]
 
 #: Harness names the CLI offers, with one line each.
 HARNESSES: dict[str, str] = {
@@ -98,6 +98,14 @@ def output_paths(ws: Workspace, case_id: str, out_path: str | Path | None = None
     return out, out.with_name(out.stem + ".record.json")
 
 
+def case_path(record_path: Path) -> Path:
+    """Where ``run_case`` keeps the agent-facing case beside a run record: ``case.json`` beside
+    ``record.json``, ``OUT.case.json`` beside ``OUT.record.json``."""
+    if record_path.name == "record.json":
+        return record_path.with_name("case.json")
+    return record_path.with_name(record_path.name.removesuffix(".record.json") + ".case.json")
+
+
 def run_case(
     ws: Workspace,
     case: Case,
@@ -110,7 +118,8 @@ def run_case(
     out_path: str | Path | None = None,
     retriever: Any = None,
 ) -> RunResult:
-    """Run ``case`` with ``harness`` and write the validated output plus its ``RunRecord``.
+    """Run ``case`` with ``harness`` and write the validated output plus its ``RunRecord``, and the
+    agent-facing ``case`` itself as ``case.json`` beside the record (see ``case_path``).
 
     ``status`` is ``accepted`` (output written), ``failed`` (no accepted save: rejected after the
     retries, the model gave up or misbehaved, nothing to quote) or ``budget_exceeded``. A junk
@@ -162,6 +171,10 @@ def run_case(
         record.wall_ms = (time.perf_counter() - t0) * 1000
         atomic_write_text(
             record_path, json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+        )
+        # the case exactly as the agent saw it (agent-facing fields only), for the review page and export
+        atomic_write_text(
+            case_path(record_path), json.dumps(case.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
         )
     if raise_after is not None:
         raise raise_after

@@ -1,11 +1,19 @@
-"""``run_batch``: many cases, N workers, resumable (a case whose accepted output exists is skipped)."""
+"""``run_batch``: many cases, N workers, resumable (a case whose accepted output exists is skipped).
+
+One batch at a time per workspace: ``run_batch`` holds the workspace's write lock
+(``Workspace.write_lock``), so a second batch on the same workspace fails at once with
+``WorkspaceError`` instead of running the same cases again. Setting the ``stop`` event stops
+scheduling: cases already running finish, the rest are reported as ``not_started`` and run on the
+next call (resume).
+"""
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,8 +29,9 @@ __all__ = ["BatchItem", "BatchReport", "is_done", "run_batch"]
 
 @dataclass
 class BatchItem:
-    """One case of a batch: ``status`` is a run status, ``skipped`` (already accepted) or ``error``
-    (a ``SkillragError`` stopped it; ``error`` says which); ``seconds`` of wall time."""
+    """One case of a batch: ``status`` is a run status, ``skipped`` (already accepted), ``error``
+    (a ``SkillragError`` stopped it; ``error`` says which) or ``not_started`` (the batch was stopped
+    before this case began); ``seconds`` of wall time."""
 
     case_id: str
     status: str
@@ -77,6 +86,8 @@ def run_batch(
     retriever: Any = None,
     force: bool = False,
     on_done: Callable[[BatchItem], None] | None = None,
+    on_start: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> BatchReport:
     """Run every case of ``cases`` (or ``ids``) with ``workers`` threads.
 
@@ -86,10 +97,41 @@ def run_batch(
     Outputs go to ``runs/<case_id>/`` (or ``out_dir/<case_id>/``). A case already accepted there is
     skipped unless ``force``, so an interrupted batch resumes where it stopped. A ``SkillragError``
     in one case (e.g. ``ModelError``) is recorded as ``error`` for that case and the batch goes on.
-    ``on_done`` is called once per case (from worker threads) for progress display.
+    ``on_done`` is called once per case (from worker threads) for progress display, ``on_start``
+    with the case id as a case begins. ``stop``: once set, no further case starts; running cases
+    finish and every case not begun is reported as ``not_started`` (the CLI sets it on Ctrl-C).
+
+    Holds the workspace's write lock for the whole batch: raises ``WorkspaceError`` at once when
+    another writer (another batch, an ingest, an index or wiki build) holds it.
     """
     if workers < 1:
         raise SkillragError("workers must be at least 1")
+    with ws.write_lock("run-batch"):
+        return _run_batch(
+            ws, cases, ids=ids, harness=harness, model=model, guided=guided, skill=skill, budgets=budgets,
+            workers=workers, out_dir=out_dir, retriever=retriever, force=force, on_done=on_done,
+            on_start=on_start, stop=stop or threading.Event(),
+        )
+
+
+def _run_batch(
+    ws: Workspace,
+    cases: CaseFile,
+    *,
+    ids: Sequence[str] | None,
+    harness: str | Harness,
+    model: Any,
+    guided: bool | None,
+    skill: str | Skill,
+    budgets: Budgets | dict[str, Any] | None,
+    workers: int,
+    out_dir: str | Path | None,
+    retriever: Any,
+    force: bool,
+    on_done: Callable[[BatchItem], None] | None,
+    on_start: Callable[[str], None] | None,
+    stop: threading.Event,
+) -> BatchReport:
     skill_obj = skill if isinstance(skill, Skill) else SkillRegistry(ws).get(skill)
     todo = list(ids) if ids is not None else cases.ids()
     for cid in todo:
@@ -107,14 +149,12 @@ def run_batch(
             ws, harness, model, guided=guided
         )  # a bad name, model id or missing key fails once, up front
 
-    def runner() -> Harness:
-        # a fresh harness per case when given by name: no model client is shared between worker threads
-        return make_harness(ws, harness, model, guided=guided) if isinstance(harness, str) else harness
-
     def one(cid: str) -> BatchItem:
         if not force and is_done(ws, cid, base):
             item = BatchItem(cid, "skipped", output_path=str(_paths(ws, cid, base)[0]))
         else:
+            if on_start is not None:
+                on_start(cid)
             t0 = time.perf_counter()
             try:
                 res: RunResult = run_case(
@@ -144,10 +184,23 @@ def run_batch(
     results: dict[str, BatchItem] = {}
     if workers == 1:
         for cid in todo:
+            if stop.is_set():
+                break
             results[cid] = one(cid)
     else:
+        # at most `workers` cases are submitted at a time, so a stop leaves nothing queued
+        queue = list(reversed(todo))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(one, cid): cid for cid in todo}
-            for fut in as_completed(futures):
-                results[futures[fut]] = fut.result()
-    return BatchReport([results[cid] for cid in todo])
+            running: dict[Future[BatchItem], str] = {}
+            while queue or running:
+                while queue and len(running) < workers and not stop.is_set():
+                    cid = queue.pop()
+                    running[pool.submit(one, cid)] = cid
+                if not running:
+                    break
+                finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    results[running.pop(fut)] = fut.result()
+    return BatchReport(
+        [results.get(cid) or BatchItem(cid, "not_started", error="the batch was stopped first") for cid in todo]
+    )

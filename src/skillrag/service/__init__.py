@@ -5,10 +5,10 @@ parts (tests pass the doubles in ``skillrag.service.testing``). The MCP server l
 ``skillrag.service.mcp_server`` (owned by the skill package).
 """
 
-from skillrag.service.allowlist import HostAllowlist, normalize_host
+from skillrag.service.allowlist import HostAllowlist, connect_host, normalize_host
 from skillrag.service.app import create_app, workspace_app
 from skillrag.service.chat import ChatEngine, ChatRequest, Citation, Event, condense_terms
-from skillrag.service.knowledge import Knowledge, WorkspaceKnowledge, verify_snippet
+from skillrag.service.knowledge import Knowledge, ScopedKnowledge, WorkspaceKnowledge, verify_snippet
 from skillrag.service.skills import (
     RegistryCatalog,
     SkillCatalog,
@@ -26,6 +26,7 @@ from skillrag.service.web import (
     WebLookup,
     WebResult,
     WebSearchProvider,
+    plain_query,
     web_lookup,
 )
 
@@ -38,6 +39,7 @@ __all__ = [
     "HostAllowlist",
     "Knowledge",
     "RegistryCatalog",
+    "ScopedKnowledge",
     "SearxngProvider",
     "SkillCatalog",
     "SkillView",
@@ -52,9 +54,11 @@ __all__ = [
     "WorkspaceKnowledge",
     "check_thread_id",
     "condense_terms",
+    "connect_host",
     "create_app",
     "normalize_host",
     "parse_slug",
+    "plain_query",
     "select_skill",
     "thread_key",
     "verify_snippet",

@@ -1,16 +1,23 @@
 """The FastAPI app of ``skillrag serve``.
 
-Routes (OpenAPI at ``/openapi.json``, docs at ``/docs``):
+Routes (OpenAPI at ``/openapi.json``, docs at ``/docs`` and ``/redoc``):
 
-``GET  /healthz``         liveness, no token needed
+``GET  /healthz``         liveness: the only route that never needs the token
 ``GET  /skills``          the registered skills (name, description, sources, web mode)
 ``POST /chat``            one chat turn, streamed as server-sent events (see ``skillrag.service.chat``)
 ``POST /runs``            run one case through the harness in the background (HTTP 202)
 ``GET  /runs/{run_id}``   the state of a run: ``running``, ``accepted``, ``failed``, ``budget_exceeded``, ``error``
 ``GET  /articles/{id}``   one source article
+``GET  /openapi.json``, ``/docs``, ``/redoc``   the schema and its viewers (token needed like the rest)
+``/review``...            the review pages (HTML, session sign-in; see ``skillrag.service.review``), when
+                          the app serves a workspace
 
-Errors are JSON ``{"error": "...", "kind": "SkillNotFound"}``: bad input 400 (unknown skill or slug
-included), unknown article/case/run 404, missing or wrong bearer token 401, backend failure 503.
+Every error, whatever raised it, is JSON ``{"error": "...", "kind": "..."}`` (``ErrorBody``): bad
+input 400 (request validation ``ValidationError``, unparsable JSON, unknown skill or slug
+``SkillNotFound``, bad id ``InvalidIdError``), missing or wrong bearer token 401 ``Unauthorized``,
+unknown article/case/run or route 404, wrong method 405, backend failure 503, anything else 500
+``InternalError``. The OpenAPI document says exactly this (FastAPI's 422 ``HTTPValidationError`` is
+replaced), and documents each ``/chat`` event with its own payload schema.
 """
 
 from __future__ import annotations
@@ -27,21 +34,28 @@ from dataclasses import asdict, is_dataclass
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Path, Request
-from fastapi.responses import JSONResponse
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic.json_schema import models_json_schema
 from sse_starlette import EventSourceResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from skillrag.corpus import check_id
 from skillrag.errors import (
     ArticleNotFound,
     BackendError,
     CaseNotFound,
     ContractViolation,
+    InvalidIdError,
     SkillNotFound,
     SkillragError,
     UserError,
 )
-from skillrag.service.chat import ChatEngine, ChatRequest
+from skillrag.service.chat import EVENT_MODELS, ChatEngine, ChatRequest
 from skillrag.service.knowledge import Knowledge
 from skillrag.service.skills import SkillCatalog
 from skillrag.service.threads import ThreadStore
@@ -77,12 +91,30 @@ class Health(BaseModel):
     skills: int
 
 
+def _plain_case_id(value: str) -> str:
+    try:
+        return check_id(value, "case")  # the one id rule (a full match: "ok\n" is refused)
+    except InvalidIdError as exc:
+        raise ValueError(str(exc)) from None
+
+
+class RunCase(BaseModel):
+    """One agent-facing case (``skillrag.skill.Case``): ``case_id`` plus ``contact_reason``, ``case_notes``,
+    ``case_messages`` ...; the service checks the whole case before it queues the run (HTTP 400)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    case_id: Annotated[str, AfterValidator(_plain_case_id)] = Field(
+        max_length=200, json_schema_extra={"pattern": _ID},
+        description="A plain id (letters, digits, _ . - + ( ) :), checked by `corpus.check_id`.")
+
+
 class RunRequest(BaseModel):
     """Body of ``POST /runs``: one agent-facing case (``skillrag.skill.Case`` fields)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    case: dict[str, Any] = Field(description="The case: case_id, contact_reason, case_notes, case_messages, ...")
+    case: RunCase = Field(description="The case: case_id, contact_reason, case_notes, case_messages, ...")
     harness: Literal["extractive", "llm"] = Field("extractive", description="Who reasons.")
     skill: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$", description="Skill name.")
 
@@ -104,6 +136,29 @@ class ArticleOut(BaseModel):
     source_tag: str = ""
     source_path: str = ""
     content_hash: str = ""
+    url: str | None = Field(None, description="Canonical URL of the source (a reference note's front matter).")
+    skill: str | None = Field(None, description="The skill owning this reference note; null = shared corpus.")
+
+
+_HTTP_KINDS = {404: "NotFound", 405: "MethodNotAllowed", 413: "PayloadTooLarge", 415: "UnsupportedMediaType"}
+
+
+def _error(message: str, kind: str, status: int, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message, "kind": kind}, status_code=status, headers=headers)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    """One line for the first validation error: ``where: what`` (``body: invalid JSON ...`` for a bad body)."""
+    errs = exc.errors()
+    if not errs:
+        return "invalid request"
+    err = errs[0]
+    where = ".".join(str(x) for x in err.get("loc", ()) if x != "body") or "body"
+    if err.get("type") == "json_invalid":
+        return f"body is not valid JSON ({err.get('ctx', {}).get('error', err.get('msg'))})"
+    more = f" (+{len(errs) - 1} more)" if len(errs) > 1 else ""
+    msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    return f"{where}: {msg}{more}"
 
 
 def _status_of(exc: SkillragError) -> int:
@@ -144,12 +199,15 @@ def create_app(
     token: str | None = None,
     run_workers: int = 2,
     case_validator: Callable[[dict[str, Any]], None] | None = None,
+    review: Any | None = None,
 ) -> FastAPI:
     """The app over explicit parts (tests pass doubles from ``skillrag.service.testing``).
 
-    ``token``: when set, every route but ``/healthz`` needs ``Authorization: Bearer <token>``.
+    ``token``: when set, every route but ``/healthz`` (``/openapi.json``, ``/docs`` and ``/redoc`` included)
+    needs ``Authorization: Bearer <token>``; when None, the routes are open and the schema declares no security.
     ``run_runner``: runs ``POST /runs`` jobs (None = the route answers 503); ``case_validator`` checks a
-    case before the job starts (raise ``UserError`` -> HTTP 400).
+    case before the job starts (raise ``UserError`` -> HTTP 400); ``review``: a ``Workspace`` whose runs the
+    ``/review`` pages serve (None = no review pages).
     """
     settings = settings or ServiceSettings()
     engine = ChatEngine(
@@ -157,12 +215,18 @@ def create_app(
         search_backend=search_backend, search_mode=search_mode, web_provider=web_provider, fetcher=fetcher,
         model=model, resolve_model=resolve_model,
     )
-    pool = ThreadPoolExecutor(max_workers=run_workers, thread_name_prefix="skillrag-run")
+    pools: list[ThreadPoolExecutor] = []  # the run pool of the current lifespan, made on first use
+
+    def pool() -> ThreadPoolExecutor:
+        if not pools:
+            pools.append(ThreadPoolExecutor(max_workers=run_workers, thread_name_prefix="skillrag-run"))
+        return pools[0]
 
     @asynccontextmanager
     async def lifespan(_: FastAPI):  # type: ignore[no-untyped-def]
         yield
-        pool.shutdown(wait=False, cancel_futures=True)
+        while pools:  # a later lifespan (a restarted server, a new test client) gets a fresh pool
+            pools.pop().shutdown(wait=False, cancel_futures=True)
         for closer in (fetcher, web_provider):
             aclose = getattr(closer, "aclose", None)
             if aclose is not None:
@@ -173,30 +237,64 @@ def create_app(
         summary="Grounded answers from source articles, one skill per thread, allowlisted web fallback.",
         version="0.1.0",
         lifespan=lifespan,
+        docs_url=None,  # served below, behind the token like every route but /healthz
+        redoc_url=None,
+        openapi_url=None,
     )
     app.state.engine = engine
+
     def auth(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)]) -> None:
         if token is None:
             return
         if creds is None or not secrets.compare_digest(creds.credentials.encode(), token.encode()):
             raise _Unauthorized()
 
-    errors = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}}
+    # without a token there is no security to declare (or to check)
+    guard = [Depends(auth)] if token is not None else []
+    errors: dict[int | str, dict[str, Any]] = {
+        400: {"model": ErrorBody, "description": "Bad input (`ValidationError`, `SkillNotFound`, ...)."}}
+    if token is not None:
+        errors[401] = {"model": ErrorBody, "description": "Missing or wrong bearer token."}
 
     @app.exception_handler(SkillragError)
     async def _skillrag_error(_: Request, exc: SkillragError) -> JSONResponse:
-        return JSONResponse({"error": str(exc), "kind": type(exc).__name__}, status_code=_status_of(exc))
+        return _error(str(exc), type(exc).__name__, _status_of(exc))
 
     @app.exception_handler(_Unauthorized)
     async def _unauthorized(_: Request, exc: _Unauthorized) -> JSONResponse:
-        return JSONResponse({"error": "missing or wrong bearer token", "kind": "Unauthorized"}, status_code=401,
-                            headers={"WWW-Authenticate": "Bearer"})
+        return _error("missing or wrong bearer token", "Unauthorized", 401, {"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(_validation_message(exc), "ValidationError", 400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kind = _HTTP_KINDS.get(exc.status_code, "HTTPError")
+        return _error(str(exc.detail), kind, exc.status_code, dict(exc.headers or {}))
+
+    @app.exception_handler(Exception)
+    async def _internal(_: Request, exc: Exception) -> JSONResponse:
+        log.error("request failed", exc_info=exc)
+        return _error(f"{type(exc).__name__}: {exc}", "InternalError", 500)
+
+    @app.get("/openapi.json", include_in_schema=False, dependencies=guard)
+    def openapi_json() -> JSONResponse:
+        return JSONResponse(app.openapi())
+
+    @app.get("/docs", include_in_schema=False, dependencies=guard)
+    def swagger_docs() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="skillrag - docs")
+
+    @app.get("/redoc", include_in_schema=False, dependencies=guard)
+    def redoc_docs() -> HTMLResponse:
+        return get_redoc_html(openapi_url="/openapi.json", title="skillrag - ReDoc")
 
     @app.get("/healthz", response_model=Health)
     def healthz() -> Health:
         return Health(status="ok", skills=len(catalog.names()))
 
-    @app.get("/skills", response_model=list[SkillInfo], dependencies=[Depends(auth)], responses=errors)
+    @app.get("/skills", response_model=list[SkillInfo], dependencies=guard, responses=errors)
     def list_skills() -> list[SkillInfo]:
         out = []
         for name in catalog.names():
@@ -207,13 +305,13 @@ def create_app(
 
     @app.post(
         "/chat",
-        dependencies=[Depends(auth)],
+        dependencies=guard,
         response_class=EventSourceResponse,
         responses={
-            200: {"description": "Server-sent events: start, retrieval, tool_call, web, text, error, done.",
-                  "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+            200: {"description": "Server-sent events: start, retrieval*, tool_call*, web?, text*, error?, done "
+                                 "(always last). Each event's `data` is the JSON of its payload schema."},
             **errors,
-            503: {"model": ErrorBody},
+            503: {"model": ErrorBody, "description": "The search index is missing or stale."},
         },
     )
     async def chat(body: ChatRequest) -> EventSourceResponse:
@@ -226,24 +324,23 @@ def create_app(
 
         return EventSourceResponse(events())
 
-    @app.post("/runs", status_code=202, response_model=RunState, dependencies=[Depends(auth)],
-              responses={**errors, 503: {"model": ErrorBody}})
+    @app.post("/runs", status_code=202, response_model=RunState, dependencies=guard,
+              responses={**errors, 503: {"model": ErrorBody, "description": "Runs are not available here."}})
     async def start_run(body: RunRequest) -> RunState:
         if run_runner is None:
             raise BackendError("runs are not available in this service (no workspace harness)")
-        case_id = body.case.get("case_id")
-        if not isinstance(case_id, str) or not case_id.strip():
-            raise UserError("case.case_id must be a non-empty string")
+        case = body.case.model_dump()
+        case_id = body.case.case_id  # already a plain id (RunCase)
         if body.skill is not None:
             catalog.get(body.skill)
         if case_validator is not None:
-            case_validator(body.case)
+            case_validator(case)
         run_id = uuid.uuid4().hex
         await asyncio.to_thread(threads.run_create, run_id, case_id)
 
         def job() -> None:
             try:
-                result = jsonable(run_runner(body.case, body.harness, body.skill))
+                result = jsonable(run_runner(case, body.harness, body.skill))
                 threads.run_finish(run_id, str(result.get("status", "accepted")), result=result)
             except SkillragError as exc:
                 threads.run_finish(run_id, "error", error=f"{type(exc).__name__}: {exc}")
@@ -251,26 +348,76 @@ def create_app(
                 log.exception("run %s failed", run_id)
                 threads.run_finish(run_id, "error", error=f"{type(exc).__name__}: {exc}")
 
-        asyncio.get_running_loop().run_in_executor(pool, job)
+        asyncio.get_running_loop().run_in_executor(pool(), job)
         return RunState(id=run_id, status="running", case_id=case_id)
 
-    @app.get("/runs/{run_id}", response_model=RunState, dependencies=[Depends(auth)],
-             responses={**errors, 404: {"model": ErrorBody}})
+    @app.get("/runs/{run_id}", response_model=RunState, dependencies=guard,
+             responses={**errors, 404: {"model": ErrorBody, "description": "No run with this id."}})
     async def get_run(run_id: str = Path(pattern=r"^[0-9a-f]{32}$")) -> RunState:
         row = await asyncio.to_thread(threads.run_get, run_id)
         if row is None:
-            return JSONResponse({"error": f"no run with id {run_id!r}", "kind": "NotFound"}, status_code=404)
+            return _error(f"no run with id {run_id!r}", "NotFound", 404)
         return RunState(**row)
 
-    @app.get("/articles/{article_id}", response_model=ArticleOut, dependencies=[Depends(auth)],
-             responses={**errors, 404: {"model": ErrorBody}})
+    @app.get("/articles/{article_id}", response_model=ArticleOut, dependencies=guard,
+             responses={**errors, 404: {"model": ErrorBody, "description": "No article with this id."}})
     async def get_article(article_id: str = Path(pattern=_ID, max_length=200)) -> ArticleOut:
         art = await asyncio.to_thread(knowledge.article, article_id)
         return ArticleOut(id=art.id, title=art.title, body=art.body, source_tag=getattr(art, "source_tag", ""),
                           source_path=getattr(art, "source_path", ""),
-                          content_hash=getattr(art, "content_hash", ""))
+                          content_hash=getattr(art, "content_hash", ""), url=getattr(art, "url", None),
+                          skill=getattr(art, "skill", None))
 
+    if review is not None:
+        from skillrag.service.review import review_router
+
+        app.include_router(review_router(review, token=token))
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = _document_errors_and_events(get_openapi(
+                title=app.title, version=app.version, summary=app.summary, routes=app.routes))
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+def _document_errors_and_events(doc: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAPI document as the app behaves: every 4xx is ``ErrorBody`` (FastAPI's 422
+    ``HTTPValidationError`` is a 400 ``ErrorBody`` here), and ``/chat``'s 200 is an event stream whose
+    ``schema`` (OpenAPI 3.1: the schema of one event) is one of the ``EVENT_MODELS`` payloads, each
+    tagged with its event name and carried as JSON in ``data``."""
+    schemas = doc.setdefault("components", {}).setdefault("schemas", {})
+    for name in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(name, None)
+    error_ref = {"$ref": "#/components/schemas/ErrorBody"}
+    for path, ops in doc.get("paths", {}).items():
+        for op in ops.values():
+            responses = op.get("responses", {})
+            responses.pop("422", None)
+            if path != "/healthz" and "400" not in responses:
+                responses["400"] = {"description": "Bad input.", "content": {"application/json": {"schema": error_ref}}}
+    _, defs = models_json_schema([(m, "serialization") for m in EVENT_MODELS.values()],
+                                 ref_template="#/components/schemas/{model}")
+    schemas.update(defs.get("$defs", {}))
+    one_of = []
+    for name, model in EVENT_MODELS.items():
+        one_of.append({
+            "type": "object",
+            "title": f"{name} event",
+            "properties": {
+                "event": {"const": name},
+                "data": {"type": "string", "contentMediaType": "application/json",
+                         "contentSchema": {"$ref": f"#/components/schemas/{model.__name__}"}},
+                "id": {"type": "string"},
+                "retry": {"type": "integer", "minimum": 0},
+            },
+            "required": ["event", "data"],
+        })
+    chat = doc["paths"]["/chat"]["post"]["responses"]["200"]
+    chat["content"] = {"text/event-stream": {"schema": {"oneOf": one_of}}}
+    return doc
 
 
 class _Unauthorized(Exception):
@@ -294,14 +441,13 @@ def workspace_app(workspace: Any, *, token: str | None = None, web_client: Any |
     if s.web_search_url:
         provider = SearxngProvider(s.web_search_url, timeout_s=s.web_timeout_s)
         fetcher = WebFetcher(web_client, max_redirects=s.web_max_redirects, max_bytes=s.web_max_bytes,
-                             timeout_s=s.web_timeout_s)
+                             timeout_s=s.web_timeout_s, deadline_s=s.web_fetch_deadline_s)
 
     def validate(case: dict[str, Any]) -> Any:
         from pydantic import ValidationError
 
-        from skillrag.skill import Case
-
         from skillrag.corpus import check_id
+        from skillrag.skill import Case
 
         try:
             parsed = Case.model_validate(case)
@@ -335,4 +481,5 @@ def workspace_app(workspace: Any, *, token: str | None = None, web_client: Any |
         search_backend=cfg.search.backend,
         search_mode=cfg.search.mode,
         token=token,
+        review=workspace,
     )

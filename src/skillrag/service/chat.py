@@ -1,23 +1,33 @@
 """One chat turn: pick the skill, condense against its own thread, retrieve, maybe read the web, answer.
 
-A turn yields ``Event``s (streamed as server-sent events by the app):
+A turn yields ``Event``s (streamed as server-sent events by the app; each ``data`` is the JSON of the
+event's model in ``EVENT_MODELS``, which is also what the OpenAPI schema documents):
 
-``start``      ``{skill, thread_id, thread_key, question, condensed, mode}``
-``retrieval``  ``{round, query, source_tags, hits: [{article_id, title, score}]}``
-``tool_call``  ``{tool, args, ok, ms, error?}`` for each article read and web lookup
-``web``        ``{status, queries, kept: [{url, requested_url, hops}], dropped: [{url, stage, reason}]}``
-``text``       ``{delta}`` – answer text, in order
-``error``      ``{kind, message}`` – the turn stopped (a budget ran out, a backend failed)
-``done``       ``{status, skill, thread_id, thread_key, turn, mode, citations, rejected, usage}``
+``start``      ``StartEvent``  ``{skill, thread_id, thread_key, question, condensed, mode}``
+``retrieval``  ``RetrievalEvent``  ``{round, query, source_tags, hits: [{article_id, title, score}]}``
+``tool_call``  ``ToolCallEvent``  ``{tool, args, ok, ms, error}`` for each article read and web lookup
+``web``        ``WebEvent``  ``{status, queries, kept: [{url, requested_url, hops}], dropped: [{url, stage, reason}]}``
+``text``       ``TextEvent``  ``{delta}`` – answer text, in order
+``error``      ``ErrorEvent``  ``{kind, message}`` – the turn stopped (a budget or deadline ran out, a backend failed)
+``done``       ``DoneEvent``  ``{status, skill, thread_id, thread_key, turn, mode, citations, rejected, usage}``
+
+Every article the turn touches comes through ``Knowledge.scoped(view.scope())``: searches, reads and
+quote checks see only the skill's ``allowed_sources`` and its own reference notes. A quote is accepted
+only from an article (or web page) **read in this turn**, and only if it is verbatim (evidence
+contract, ``locate``); an article citation carries the article's ``url`` (a reference note's canonical
+page) when it has one.
 
 Without a model the answer is **extractive**: the best passage of each retrieved article is quoted
-verbatim and verified against the article body through the evidence contract (``locate``); the text
-says so. With a model (``models.default`` in ``skillrag.yaml``, or an allowed ``model`` in the request)
-a pydantic-ai agent answers with the skill's SKILL.md as instructions and must back its answer with
-quotes, which are verified the same way; a quote that is not verbatim is rejected, not shown.
+verbatim and verified against the article body; the text says so. With a model (``models.default`` in
+``skillrag.yaml``, or an allowed ``model`` in the request) a pydantic-ai agent answers with the skill's
+SKILL.md as instructions and must back its answer with quotes, which are verified the same way.
 
-Per-turn loop caps (``service.max_retrieval_rounds``, ``max_tool_calls``, ``max_tokens``) are enforced
-here: a tool call past a cap raises ``BudgetExceeded`` and the turn ends with status ``budget_exceeded``.
+Web fallback (``web_mode: fallback``) runs only when the knowledge base does not answer: code decides
+that by searching the turn's question itself (``_kb_answers``), whatever the model searched first.
+
+Per-turn caps (``service.max_retrieval_rounds``, ``max_tool_calls``, ``max_tokens``) and the turn's
+wall-clock deadline (``service.turn_deadline_s``) are enforced here: past one, the turn ends with
+status ``budget_exceeded``. The web step may use at most half of the turn's remaining time.
 """
 
 from __future__ import annotations
@@ -35,24 +45,32 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai.exceptions import UsageLimitExceeded
 
-from skillrag.errors import BudgetExceeded, ControlFlowError, SkillragError, UserError
+from skillrag.errors import BackendError, BudgetExceeded, ControlFlowError, SkillragError, UserError
 from skillrag.models import model_errors
 from skillrag.service._prompts import load_prompt
 from skillrag.service._text import best_passages, key_terms, stems
-from skillrag.service.knowledge import Knowledge, verify_snippet
+from skillrag.service.knowledge import Knowledge, ScopedKnowledge, verify_snippet
 from skillrag.service.skills import SkillCatalog, SkillView, SourcePolicy, select_skill
 from skillrag.service.threads import THREAD_ID_PATTERN, ThreadStore, Turn, thread_key
-from skillrag.service.web import WebFetcher, WebSearchProvider, web_lookup
+from skillrag.service.web import WebFetcher, WebSearchProvider, plain_query, web_lookup
 from skillrag.workspace.config import ServiceSettings
 
 __all__ = [
+    "EVENT_MODELS",
     "ChatEngine",
     "ChatRequest",
     "Citation",
+    "DoneEvent",
+    "ErrorEvent",
     "Event",
     "ModelAnswer",
     "PreparedChat",
     "Quote",
+    "RetrievalEvent",
+    "StartEvent",
+    "TextEvent",
+    "ToolCallEvent",
+    "WebEvent",
     "condense_terms",
 ]
 
@@ -66,12 +84,16 @@ CONDENSE_MAX_TERMS = 8
 EXTRACTIVE_MIN_CHARS = 40
 #: Characters of an article or web page a model sees per read.
 READ_MAX_CHARS = 8000
+#: Articles (best hits) whose passages decide whether the knowledge base answers a question.
+RELEVANCE_TOP_HITS = 3
+#: Share of a turn's remaining time the web step may use, so the answer can still be written.
+WEB_TIME_SHARE = 0.5
 
 
 class ChatRequest(BaseModel):
     """Body of ``POST /chat``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     question: str = Field(min_length=1, max_length=4000, description="The question; may start with `/skill-slug`.")
     thread_id: str = Field(pattern=THREAD_ID_PATTERN, description="Client thread id (no `::`).")
@@ -92,6 +114,125 @@ class Citation(BaseModel):
     snippet: str
     start: int = Field(ge=0, description="Offset of the quote in the article body / page text, in characters.")
     end: int = Field(ge=0)
+    url: str | None = Field(
+        None, description="Deep link: the article's canonical URL (a reference note's front matter `url`), or the "
+        "web page's final URL; none for an article without one."
+    )
+
+
+# --- the events of a turn (the SSE stream; the OpenAPI schema is built from these models) ---------------
+class StartEvent(BaseModel):
+    """``start``: the turn began."""
+
+    skill: str | None
+    thread_id: str
+    thread_key: str
+    question: str
+    condensed: str = Field(description="The question rewritten against the thread's history.")
+    mode: Literal["model", "extractive"]
+
+
+class RetrievalHit(BaseModel):
+    article_id: str
+    title: str
+    score: float
+
+
+class RetrievalEvent(BaseModel):
+    """``retrieval``: one knowledge-base search (a retrieval round)."""
+
+    round: int = Field(ge=1)
+    query: str
+    source_tags: list[str] | None = Field(description="The skill's allowed sources; null = all.")
+    hits: list[RetrievalHit]
+
+
+class ToolCallEvent(BaseModel):
+    """``tool_call``: an article read or a web lookup, with its wall time ``ms`` in milliseconds."""
+
+    tool: Literal["read_article", "web_search"]
+    args: dict[str, str]
+    ok: bool
+    ms: float = Field(ge=0)
+    error: str | None = None
+
+
+class WebKept(BaseModel):
+    url: str = Field(description="Final URL after redirects (what a citation shows).")
+    requested_url: str
+    hops: list[str]
+
+
+class WebDropped(BaseModel):
+    url: str
+    stage: Literal["result", "redirect", "final", "fetch"]
+    reason: str
+
+
+class WebEvent(BaseModel):
+    """``web``: whether the web was read this turn, and what the allowlist kept and dropped."""
+
+    status: Literal["searched", "off", "off_for_skill", "no_allowlist", "not_configured", "already_searched",
+                    "not_needed", "no_query", "failed"]
+    queries: list[str]
+    kept: list[WebKept]
+    dropped: list[WebDropped]
+    error: str | None = Field(
+        None, description="Why the web search failed (status `failed`), or why it stopped early (its deadline)."
+    )
+
+
+class TextEvent(BaseModel):
+    """``text``: the next piece of the answer."""
+
+    delta: str
+
+
+class ErrorEvent(BaseModel):
+    """``error``: the turn stopped early; ``kind`` is the skillrag error class (or ``InternalError``)."""
+
+    kind: str
+    message: str
+
+
+class Rejected(BaseModel):
+    """A quote that was not accepted as a citation, and why."""
+
+    source: str
+    snippet: str
+    reason: str
+
+
+class Usage(BaseModel):
+    retrieval_rounds: int = Field(ge=0)
+    tool_calls: int = Field(ge=0)
+    tokens: int = Field(ge=0)
+
+
+class DoneEvent(BaseModel):
+    """``done``: always the last event. ``turn`` is the stored turn number (null when not stored)."""
+
+    status: Literal["ok", "budget_exceeded", "error"]
+    skill: str | None
+    thread_id: str
+    thread_key: str
+    turn: int | None
+    mode: Literal["model", "extractive"]
+    citations: list[Citation]
+    rejected: list[Rejected]
+    usage: Usage
+
+
+#: Event name -> the model of its ``data``.
+EVENT_MODELS: dict[str, type[BaseModel]] = {
+    "start": StartEvent,
+    "retrieval": RetrievalEvent,
+    "tool_call": ToolCallEvent,
+    "web": WebEvent,
+    "text": TextEvent,
+    "error": ErrorEvent,
+    "done": DoneEvent,
+}
 
 
 class Quote(BaseModel):
@@ -131,20 +272,24 @@ class PreparedChat:
 class _Turn:
     prepared: PreparedChat
     view: SkillView
+    kb: ScopedKnowledge
     queue: asyncio.Queue[Event | None]
+    deadline: float = math.inf  # time.monotonic() past which the turn ends
     rounds: int = 0
     tool_calls: int = 0
     tokens: int = 0
     web_searched: bool = False
-    relevant: bool = False
+    answers: bool | None = None  # does the knowledge base answer the question? (None = not decided yet)
     condensed: str = ""
+    read: dict[str, Any] = field(default_factory=dict)  # articles read in this turn, by id
     evidence: list[Citation] = field(default_factory=list)
     rejected: list[dict[str, str]] = field(default_factory=list)
     web_docs: dict[str, Any] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)
 
     async def emit(self, name: str, data: dict[str, Any]) -> None:
-        await self.queue.put(Event(name, data))
+        """Queue event ``name``; ``data`` is validated by its model, so the stream always matches the schema."""
+        await self.queue.put(Event(name, EVENT_MODELS[name].model_validate(data).model_dump(mode="json")))
 
 
 def condense_terms(question: str, history: list[Turn], *, max_terms: int = CONDENSE_MAX_TERMS) -> str:
@@ -229,7 +374,9 @@ class ChatEngine:
     # --- one turn -------------------------------------------------------------------------
     async def stream(self, prepared: PreparedChat) -> AsyncIterator[Event]:
         """Run the turn, yielding events as they happen; always ends with ``done``."""
-        turn = _Turn(prepared=prepared, view=prepared.skill or self.plain, queue=asyncio.Queue())
+        view = prepared.skill or self.plain
+        turn = _Turn(prepared=prepared, view=view, kb=self.knowledge.scoped(view.scope()), queue=asyncio.Queue(),
+                     deadline=time.monotonic() + self.settings.turn_deadline_s)
         task = asyncio.create_task(self._run(turn))
         try:
             while True:
@@ -246,28 +393,13 @@ class ChatEngine:
     async def _run(self, turn: _Turn) -> None:
         p = turn.prepared
         status = "ok"
+        limit = self.settings.turn_deadline_s
         try:
-            history = await anyio.to_thread.run_sync(self.threads.history, p.key, self.settings.history_turns)
-            turn.condensed = await self._condense(turn, history)
-            await turn.emit("start", {
-                "skill": p.skill.name if p.skill else None,
-                "thread_id": p.request.thread_id,
-                "thread_key": p.key,
-                "question": p.question,
-                "condensed": turn.condensed,
-                "mode": "model" if p.model is not None else "extractive",
-            })
-            if p.model is None:
-                await self._extractive(turn)
-            else:
-                await self._with_model(turn)
-            answer = "".join(turn.texts)
-            stored = await anyio.to_thread.run_sync(lambda: self.threads.append(
-                p.key, question=p.question, condensed=turn.condensed, answer=answer,
-                skill=p.skill.name if p.skill else None,
-                citations=[c.model_dump() for c in turn.evidence],
-            ))
-            seq: int | None = stored.seq
+            with anyio.move_on_after(limit) as deadline:
+                await self._turn(turn)
+            if deadline.cancelled_caught:
+                raise BudgetExceeded(f"turn deadline reached ({limit:g} s, service.turn_deadline_s)")
+            seq: int | None = await self._store(turn)  # outside the deadline: stored means reported stored
         except (BudgetExceeded, ControlFlowError) as exc:
             status, seq = "budget_exceeded", None
             await turn.emit("error", {"kind": type(exc).__name__, "message": str(exc)})
@@ -293,6 +425,34 @@ class ChatEngine:
             "usage": {"retrieval_rounds": turn.rounds, "tool_calls": turn.tool_calls, "tokens": turn.tokens},
         })
         await turn.queue.put(None)
+
+    async def _turn(self, turn: _Turn) -> None:
+        """The turn's work up to the answer (under the turn deadline); storing it comes after."""
+        p = turn.prepared
+        history = await anyio.to_thread.run_sync(self.threads.history, p.key, self.settings.history_turns)
+        turn.condensed = await self._condense(turn, history)
+        await turn.emit("start", {
+            "skill": p.skill.name if p.skill else None,
+            "thread_id": p.request.thread_id,
+            "thread_key": p.key,
+            "question": p.question,
+            "condensed": turn.condensed,
+            "mode": "model" if p.model is not None else "extractive",
+        })
+        if p.model is None:
+            await self._extractive(turn)
+        else:
+            await self._with_model(turn)
+
+    async def _store(self, turn: _Turn) -> int:
+        p = turn.prepared
+        answer = "".join(turn.texts)
+        stored = await anyio.to_thread.run_sync(lambda: self.threads.append(
+            p.key, question=p.question, condensed=turn.condensed, answer=answer,
+            skill=p.skill.name if p.skill else None,
+            citations=[c.model_dump() for c in turn.evidence],
+        ))
+        return stored.seq
 
     async def _condense(self, turn: _Turn, history: list[Turn]) -> str:
         q = turn.prepared.question
@@ -323,35 +483,36 @@ class ChatEngine:
         if retrieval:
             turn.rounds += 1
 
-    # --- tools shared by both answer paths ------------------------------------------------
+    # --- tools shared by both answer paths (every article access goes through turn.kb) -----
     async def _retrieve(self, turn: _Turn, query: str) -> list[Any]:
         self._charge(turn, retrieval=True)
         v = turn.view
-        tags = v.policy.allowed_sources
-        hits = await anyio.to_thread.run_sync(lambda: self.knowledge.search(
-            query, k=v.k, backend=v.backend, mode=v.mode, source_tags=tags))
+        hits = await anyio.to_thread.run_sync(lambda: turn.kb.search(query, k=v.k, backend=v.backend, mode=v.mode))
         await turn.emit("retrieval", {
             "round": turn.rounds,
             "query": query,
-            "source_tags": tags,
+            "source_tags": v.policy.allowed_sources,
             "hits": [{"article_id": h.article_id, "title": h.title, "score": float(h.score)} for h in hits],
         })
         return hits
 
     async def _read(self, turn: _Turn, article_id: str) -> Any:
+        """Read one in-scope article (a tool call); it becomes citable in this turn."""
         self._charge(turn)
         t0 = time.perf_counter()
         try:
-            art = await anyio.to_thread.run_sync(self.knowledge.article, article_id)
+            art = await anyio.to_thread.run_sync(turn.kb.article, article_id)
         except UserError as exc:
             await turn.emit("tool_call", {"tool": "read_article", "args": {"article_id": article_id}, "ok": False,
                                           "ms": _ms(t0), "error": str(exc)})
             raise
         await turn.emit("tool_call", {"tool": "read_article", "args": {"article_id": article_id}, "ok": True,
                                       "ms": _ms(t0)})
+        turn.read[art.id] = art
         return art
 
-    def _cite(self, turn: _Turn, kind: str, source: str, title: str, body: str, snippet: str) -> Citation | None:
+    def _cite(self, turn: _Turn, kind: str, source: str, title: str, body: str, snippet: str,
+              url: str | None = None) -> Citation | None:
         span = verify_snippet(snippet, body)
         if span is None:
             turn.rejected.append({"source": source, "snippet": snippet[:200], "reason": "not a verbatim quote"})
@@ -360,12 +521,16 @@ class ChatEngine:
             if c.source == source and c.start == span[0] and c.end == span[1]:
                 return c
         c = Citation(n=len(turn.evidence) + 1, kind=kind, source=source, title=title, snippet=snippet,
-                     start=span[0], end=span[1])
+                     start=span[0], end=span[1], url=url)
         turn.evidence.append(c)
         return c
 
-    def _web_allowed(self, turn: _Turn) -> str | None:
-        """None when the web may be read now, else the reason it may not."""
+    def _cite_article(self, turn: _Turn, art: Any, snippet: str) -> Citation | None:
+        return self._cite(turn, "article", art.id, art.title, art.body, snippet, getattr(art, "url", None))
+
+    def _web_policy(self, turn: _Turn) -> str | None:
+        """None when the web may be read now as far as the policy goes, else the reason it may not
+        (the fallback's relevance test is ``_kb_answers``, checked by ``_web``)."""
         pol = turn.view.policy
         if not turn.prepared.request.web_search:
             return "off"
@@ -377,12 +542,40 @@ class ChatEngine:
             return "not_configured"
         if turn.web_searched:
             return "already_searched"
-        if pol.web_mode == "fallback" and turn.relevant:
+        if pol.web_mode == "fallback" and turn.answers:
             return "not_needed"
         return None
 
+    async def _kb_answers(self, turn: _Turn, hits: list[Any] | None = None) -> bool:
+        """Whether the knowledge base answers this turn's question, decided in code once per turn.
+
+        The question (condensed) is searched in the turn's scope (unless ``hits`` of that search are
+        given) and the best ``RELEVANCE_TOP_HITS`` articles are read internally (not tool calls); it
+        answers when one passage holds at least ``RELEVANCE_MIN_FRACTION`` of the question's key stems.
+        """
+        if turn.answers is not None:
+            return turn.answers
+        q, v = turn.condensed, turn.view
+        if hits is None:
+            hits = await anyio.to_thread.run_sync(lambda: turn.kb.search(q, k=v.k, backend=v.backend, mode=v.mode))
+        answers = False
+        for h in hits[:RELEVANCE_TOP_HITS]:
+            try:
+                art = await anyio.to_thread.run_sync(turn.kb.article, h.article_id)
+            except UserError:
+                continue
+            if any(self._relevant(q, p.overlap) for p in best_passages(art.body, q)):
+                answers = True
+                break
+        turn.answers = answers
+        return answers
+
     async def _web(self, turn: _Turn, query: str) -> list[Any]:
-        why = self._web_allowed(turn)
+        why = self._web_policy(turn)
+        if why is None and turn.view.policy.web_mode == "fallback" and await self._kb_answers(turn):
+            why = "not_needed"
+        if why is None and not plain_query(query):
+            why = "no_query"
         if why is not None:
             await turn.emit("web", {"status": why, "queries": [], "kept": [], "dropped": []})
             return []
@@ -390,14 +583,22 @@ class ChatEngine:
         turn.web_searched = True  # one-shot guard: at most one web lookup per turn
         t0 = time.perf_counter()
         assert self.web_provider is not None and self.fetcher is not None
-        found = await web_lookup(query, turn.view.policy.allowlist(), self.web_provider, self.fetcher,
-                                 max_results=self.settings.web_max_results)
+        budget = max(0.0, (turn.deadline - time.monotonic()) * WEB_TIME_SHARE)
+        try:
+            found = await web_lookup(query, turn.view.policy.allowlist(), self.web_provider, self.fetcher,
+                                     max_results=self.settings.web_max_results, deadline_s=budget)
+        except BackendError as exc:  # the search endpoint failed: the knowledge-base answer still stands
+            await turn.emit("tool_call", {"tool": "web_search", "args": {"query": query}, "ok": False,
+                                          "ms": _ms(t0), "error": str(exc)})
+            await turn.emit("web", {"status": "failed", "queries": [], "kept": [], "dropped": [], "error": str(exc)})
+            return []
         await turn.emit("tool_call", {"tool": "web_search", "args": {"query": query}, "ok": True, "ms": _ms(t0)})
         await turn.emit("web", {
             "status": "searched",
             "queries": found.queries,
             "kept": [{"url": d.url, "requested_url": d.requested_url, "hops": list(d.hops)} for d in found.documents],
             "dropped": [{"url": d.url, "stage": d.stage, "reason": d.reason} for d in found.dropped],
+            "error": found.stopped,
         })
         for d in found.documents:
             turn.web_docs[d.url] = d
@@ -412,24 +613,25 @@ class ChatEngine:
         v, q = turn.view, turn.condensed
         hits = await self._retrieve(turn, q)
         # keep one tool call for the web when this turn may read it
-        reserve = 1 if self._web_allowed(turn) is None else 0
+        reserve = 1 if self._web_policy(turn) is None else 0
         for hit in hits:
             if len(turn.evidence) >= v.max_snippets or turn.tool_calls >= self.settings.max_tool_calls - reserve:
                 break
             art = await self._read(turn, hit.article_id)
             for p in best_passages(art.body, q, min_chars=max(v.min_snippet_chars, EXTRACTIVE_MIN_CHARS)):
-                if self._cite(turn, "article", art.id, art.title, art.body, p.text):
-                    turn.relevant = turn.relevant or self._relevant(q, p.overlap)
+                self._cite_article(turn, art, p.text)
         if turn.prepared.request.web_search:
+            if v.policy.web_mode == "fallback":
+                await self._kb_answers(turn, hits)  # the same search decides; no second one
             for doc in await self._web(turn, q):
                 for p in best_passages(doc.text, q, min_chars=max(v.min_snippet_chars, EXTRACTIVE_MIN_CHARS)):
-                    self._cite(turn, "web", doc.url, doc.title, doc.text, p.text)
+                    self._cite(turn, "web", doc.url, doc.title, doc.text, p.text, doc.url)
         await self._say(turn, "No model is configured, so this answer is extractive: it quotes the "
                               "sources verbatim and every quote was checked against its source.\n")
         if not turn.evidence:
             await self._say(turn, "\nNo passage in the allowed sources matches the question.")
         for c in turn.evidence:
-            where = c.source if c.kind == "web" else f"article {c.source}"
+            where = c.source if c.kind == "web" else f"article {c.source}" + (f", {c.url}" if c.url else "")
             await self._say(turn, f"\n[{c.n}] {c.title} ({where}): \u201c{c.snippet}\u201d\n")
 
     async def _say(self, turn: _Turn, text: str) -> None:
@@ -452,13 +654,6 @@ class ChatEngine:
         async def search_articles(query: str) -> list[dict[str, Any]]:
             """Search the articles; returns [{article_id, title, score}] best first."""
             hits = await self._retrieve(turn, query)
-            for h in hits[:3]:  # relevance gate for the web fallback (internal reads, not tool calls)
-                try:
-                    art = await anyio.to_thread.run_sync(self.knowledge.article, h.article_id)
-                except UserError:
-                    continue
-                for p in best_passages(art.body, query):
-                    turn.relevant = turn.relevant or self._relevant(query, p.overlap)
             return [{"article_id": h.article_id, "title": h.title, "score": round(float(h.score), 4)} for h in hits]
 
         async def read_article(article_id: str) -> str:
@@ -472,8 +667,8 @@ class ChatEngine:
         async def web_search(query: str) -> list[dict[str, str]]:
             """Read allowlisted web pages for the query (at most once per turn); [{url, title, text}]."""
             docs = await self._web(turn, query)
-            why = None if docs or turn.web_searched else self._web_allowed(turn)
-            if why:
+            if not docs and not turn.web_searched:
+                why = self._web_policy(turn) or ("not_needed" if turn.answers else "no_query")
                 return [{"url": "", "title": "web not available", "text": why}]
             return [{"url": d.url, "title": d.title, "text": d.text[:READ_MAX_CHARS]} for d in docs]
 
@@ -487,17 +682,16 @@ class ChatEngine:
         out: ModelAnswer = res.output
         await self._say(turn, out.answer)
         for quote in out.quotes:
+            # only what this turn read can back the answer: an article the model never opened (or could
+            # not open: outside the skill's sources) or a page not fetched now is not a citation
             if quote.source in turn.web_docs:
                 d = turn.web_docs[quote.source]
-                self._cite(turn, "web", d.url, d.title, d.text, quote.snippet)
-                continue
-            try:
-                art = await anyio.to_thread.run_sync(self.knowledge.article, quote.source)
-            except UserError:
+                self._cite(turn, "web", d.url, d.title, d.text, quote.snippet, d.url)
+            elif quote.source in turn.read:
+                self._cite_article(turn, turn.read[quote.source], quote.snippet)
+            else:
                 turn.rejected.append({"source": quote.source, "snippet": quote.snippet[:200],
-                                      "reason": "unknown source"})
-                continue
-            self._cite(turn, "article", art.id, art.title, art.body, quote.snippet)
+                                      "reason": "not read in this turn"})
 
 
 def _model_name(model: Any) -> str:

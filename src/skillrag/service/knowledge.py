@@ -1,7 +1,15 @@
-"""The service's access to the articles: one search call and one article lookup.
+"""The service's access to the articles: scoped search and reads, plus the operator's article lookup.
+
+A chat turn never reads articles directly: it asks ``Knowledge.scoped(scope)`` for a
+``ScopedKnowledge`` and searches, reads and checks quotes only through it. The scope
+(``corpus.SourceScope``: the skill's ``allowed_sources`` and its own reference notes) is the same one
+the skill tools use (``skill.SkillTools.articles``), and for a workspace the enforcement is the same
+code: ``corpus.ScopedArticles``. So ``allowed_sources`` holds for search, ``read_article`` and quote
+checks on every path.
 
 ``WorkspaceKnowledge`` is the real backend (``skillrag.search.open_retriever`` + ``ArticleStore``);
-``skillrag.service.testing.MemoryKnowledge`` is the in-memory test double.
+``skillrag.service.testing.MemoryKnowledge`` is the in-memory test double (it applies the same
+``SourceScope.allows``).
 """
 
 from __future__ import annotations
@@ -9,24 +17,39 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol, runtime_checkable
 
+from skillrag.corpus import ScopedArticles, SourceScope
 from skillrag.skill.contract import locate
 
-__all__ = ["Knowledge", "WorkspaceKnowledge", "verify_snippet"]
+__all__ = ["Knowledge", "ScopedKnowledge", "WorkspaceKnowledge", "verify_snippet"]
+
+
+@runtime_checkable
+class ScopedKnowledge(Protocol):
+    """Search and read the articles of one scope (``.scope``).
+
+    ``search`` returns hits with ``article_id, score, title`` (``skillrag.search.Hit``), best first,
+    all in scope; ``article`` returns an object with ``id, title, body`` (and ``url``), or raises
+    ``ArticleNotFound`` (unknown, or outside the scope) / ``InvalidIdError``.
+    """
+
+    scope: SourceScope
+
+    def search(self, query: str, *, k: int, backend: str | None, mode: str | None) -> list[Any]: ...
+
+    def article(self, article_id: str) -> Any: ...
 
 
 @runtime_checkable
 class Knowledge(Protocol):
-    """Search and read articles.
+    """Where a chat's articles come from.
 
-    ``search`` returns hits with ``article_id, score, title`` (``skillrag.search.Hit``), best first,
-    restricted to ``source_tags`` when given; ``article`` returns an object with ``id, title, body``
-    or raises ``ArticleNotFound`` / ``InvalidIdError``. A backend may also offer ``ready(backend, mode)``,
-    called before a turn streams, to fail early (``IndexStateError`` -> HTTP 503).
+    ``scoped(scope)`` is the only way a chat turn reaches articles. ``article(id)`` is the unscoped
+    lookup behind ``GET /articles/{id}`` (the operator's read, token-protected). A backend may also
+    offer ``ready(backend, mode)``, called before a turn streams, to fail early (``IndexStateError`` ->
+    HTTP 503).
     """
 
-    def search(
-        self, query: str, *, k: int, backend: str | None, mode: str | None, source_tags: list[str] | None
-    ) -> list[Any]: ...
+    def scoped(self, scope: SourceScope) -> ScopedKnowledge: ...
 
     def article(self, article_id: str) -> Any: ...
 
@@ -58,16 +81,26 @@ class WorkspaceKnowledge:
         """Open (and cache) the retriever now; raises ``IndexStateError`` if the index is missing or stale."""
         self._retriever(backend, mode)
 
-    def search(
-        self, query: str, *, k: int, backend: str | None, mode: str | None, source_tags: list[str] | None
-    ) -> list[Any]:
-        from skillrag.search import SearchFilters
-
-        filters = SearchFilters(source_tags=list(source_tags), path_prefixes=None) if source_tags else None
-        return list(self._retriever(backend, mode).search(query, k=k, filters=filters))
+    def scoped(self, scope: SourceScope) -> _WorkspaceScoped:
+        return _WorkspaceScoped(self, self.store.scoped(scope))
 
     def article(self, article_id: str) -> Any:
         return self.store.get(article_id)
+
+
+class _WorkspaceScoped:
+    """``ScopedKnowledge`` of a workspace: every call goes through ``corpus.ScopedArticles``."""
+
+    def __init__(self, parent: WorkspaceKnowledge, articles: ScopedArticles) -> None:
+        self._parent = parent
+        self._articles = articles
+        self.scope = articles.scope
+
+    def search(self, query: str, *, k: int, backend: str | None, mode: str | None) -> list[Any]:
+        return self._articles.search(self._parent._retriever(backend, mode), query, k)
+
+    def article(self, article_id: str) -> Any:
+        return self._articles.get(article_id)
 
 
 def verify_snippet(snippet: str, body: str) -> tuple[int, int] | None:

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from skillrag.corpus import SourceScope
 from skillrag.errors import ConfigError, EmptyInputError, SkillNotFound
 from skillrag.service.allowlist import HostAllowlist
 
@@ -21,7 +22,8 @@ __all__ = ["RegistryCatalog", "SkillCatalog", "SkillView", "SourcePolicy", "pars
 
 log = logging.getLogger("skillrag.service")
 
-_SLUG = re.compile(r"^\s*/([A-Za-z0-9][A-Za-z0-9_.\-]*)(?=\s|$)\s*(.*)$", re.DOTALL)
+#: A skill name as a slash command: what follows the ``/`` up to the first white space must be all of it.
+_SLUG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
 
 
 class SourcePolicy(BaseModel):
@@ -62,6 +64,11 @@ class SkillView(BaseModel):
     max_snippets: int = Field(4, ge=1, le=50, description="Quotes in an extractive answer.")
     min_snippet_chars: int = Field(40, ge=1, description="Shortest quote, in characters.")
     policy: SourcePolicy = Field(default_factory=SourcePolicy)
+
+    def scope(self) -> SourceScope:
+        """The articles a chat under this view may search, read and cite (``corpus.SourceScope``): its
+        ``allowed_sources`` and, for a named skill, its own reference notes."""
+        return SourceScope.of(self.name, self.policy.allowed_sources)
 
 
 @runtime_checkable
@@ -140,23 +147,34 @@ class RegistryCatalog:
 
 
 def parse_slug(question: str) -> tuple[str | None, str]:
-    """``("slug", rest)`` when ``question`` starts with a ``/slug`` token, else ``(None, question)``."""
-    m = _SLUG.match(question or "")
-    if not m:
+    """``("slug", rest)`` when ``question`` starts with ``/``, else ``(None, question)``.
+
+    Strict, like a slash command: the slug is everything from the ``/`` to the first white space, and
+    it must be a whole skill name. ``/nosuch, card fee``, ``/unknown?`` and ``/-x`` are not a question
+    that happens to start with a slash: they raise ``SkillNotFound`` (HTTP 400), as an unknown name does.
+    """
+    text = (question or "").lstrip()
+    if not text.startswith("/"):
         return None, question
-    return m.group(1), m.group(2)
+    parts = text[1:].split(maxsplit=1) if text[1:2].strip() else []
+    token, rest = (parts[0] if parts else ""), (parts[1] if len(parts) > 1 else "")
+    if not _SLUG_NAME.fullmatch(token):
+        shown = token if len(token) <= 40 else token[:40] + "..."
+        raise SkillNotFound(f"/{shown} does not name a skill: a question that starts with '/' must start with "
+                            "'/skill-name' and a space")
+    return token, rest
 
 
 def select_skill(catalog: SkillCatalog, question: str, skill: str | None) -> tuple[SkillView | None, str]:
     """The skill a chat runs under and the question without its ``/slug``.
 
     An explicit ``skill`` wins over a slug (the slug token is still removed). An unknown explicit
-    skill or unknown slug raises ``SkillNotFound`` (HTTP 400), never a silent fallback to a plain chat.
-    An empty question raises ``EmptyInputError``.
+    skill, a malformed slug or an unknown slug (even next to an explicit skill) raises ``SkillNotFound``
+    (HTTP 400), never a silent fallback to a plain chat. An empty question raises ``EmptyInputError``.
     """
     slug, rest = parse_slug(question)
-    name = skill if skill else slug
-    view = catalog.get(name) if name else None
+    slug_view = catalog.get(slug) if slug else None
+    view = catalog.get(skill) if skill else slug_view
     text = rest.strip()
     if not text:
         raise EmptyInputError("the question is empty")

@@ -1,10 +1,11 @@
 """Test doubles and real local servers for the service, so its tests never touch the network.
 
 - ``StaticCatalog``: skills as ``SkillView`` values.
-- ``MemoryKnowledge``: articles in memory, searched by key-term overlap (deterministic).
+- ``MemoryKnowledge``: articles in memory, searched by key-term overlap (deterministic), scoped by the
+  same ``corpus.SourceScope.allows`` the workspace store uses.
 - ``StaticSearchProvider``: a ``WebSearchProvider`` answering from a fixed ``site -> [url]`` map.
 - ``VirtualHostServer``: a real ``http.server`` on 127.0.0.1 serving different pages per ``Host`` header
-  (pages, redirects), like several web sites behind one port.
+  (pages, redirects, raw ``Location`` headers, slow-drip bodies), like several web sites behind one port.
 - ``LoopbackTransport``: an httpx transport that sends requests for chosen host names to 127.0.0.1
   (like ``curl --resolve``): the URL, the ``Host`` header and therefore every allowlist check still see
   the real host name; only the TCP connection goes to the local port. Unmapped hosts fail to connect.
@@ -24,6 +25,7 @@ from typing import Any, Self
 
 import httpx
 
+from skillrag.corpus import SourceScope
 from skillrag.errors import ArticleNotFound, SkillNotFound
 from skillrag.service._text import stems
 from skillrag.service.skills import SkillView
@@ -61,12 +63,16 @@ class StaticCatalog:
 
 @dataclass(frozen=True)
 class MemoryArticle:
+    """An article for ``MemoryKnowledge``; ``skill`` set = that skill's reference note, ``url`` its canonical page."""
+
     id: str
     title: str
     body: str
     source_tag: str = ""
     source_path: str = ""
     content_hash: str = ""
+    url: str | None = None
+    skill: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,7 +87,8 @@ class MemoryHit:
 class MemoryKnowledge:
     """``Knowledge`` over in-memory articles: score = shared key stems (title + body), ties by id.
 
-    ``calls`` records every search as ``(query, source_tags)``.
+    ``calls`` records every search as ``(query, allowed_sources)``; ``search`` is the one ranking
+    every scoped view uses (a test may wrap it).
     """
 
     def __init__(self, articles: list[MemoryArticle]) -> None:
@@ -90,16 +97,17 @@ class MemoryKnowledge:
         self.calls: list[tuple[str, list[str] | None]] = []
         self._lock = threading.Lock()
 
-    def search(
-        self, query: str, *, k: int, backend: str | None = None, mode: str | None = None,
-        source_tags: list[str] | None = None,
-    ) -> list[MemoryHit]:
+    def scoped(self, scope: SourceScope) -> _MemoryScoped:
+        return _MemoryScoped(self, scope)
+
+    def search(self, query: str, *, k: int, scope: SourceScope) -> list[MemoryHit]:
+        """The ``k`` in-scope articles sharing the most key stems with ``query``."""
         with self._lock:
-            self.calls.append((query, list(source_tags) if source_tags else None))
+            self.calls.append((query, list(scope.allowed_sources) if scope.allowed_sources is not None else None))
         want = stems(query)
         scored = []
         for a in self.articles.values():
-            if source_tags and a.source_tag not in source_tags:
+            if not scope.allows(a):
                 continue
             s = len(want & self._stems[a.id])
             if s:
@@ -112,6 +120,21 @@ class MemoryKnowledge:
             return self.articles[article_id]
         except KeyError:
             raise ArticleNotFound(f"no article with id {article_id!r}") from None
+
+
+class _MemoryScoped:
+    def __init__(self, parent: MemoryKnowledge, scope: SourceScope) -> None:
+        self._parent = parent
+        self.scope = scope
+
+    def search(self, query: str, *, k: int, backend: str | None = None, mode: str | None = None) -> list[MemoryHit]:
+        return self._parent.search(query, k=k, scope=self.scope)
+
+    def article(self, article_id: str) -> MemoryArticle:
+        art = self._parent.article(article_id)
+        if not self.scope.allows(art):
+            raise ArticleNotFound(f"article {article_id!r} is outside this skill's allowed sources")
+        return art
 
 
 class StaticSearchProvider:
@@ -129,12 +152,15 @@ class StaticSearchProvider:
 
 @dataclass(frozen=True)
 class Page:
-    """What ``VirtualHostServer`` answers for one ``(host, path)``: a body, or a redirect when ``location``."""
+    """What ``VirtualHostServer`` answers for one ``(host, path)``: a body, or a redirect when ``location``
+    (sent byte for byte as given, so a test can send a malformed one). ``drip_s`` > 0 sends the body
+    one byte at a time, ``drip_s`` seconds apart (a slow-drip host)."""
 
     body: str = ""
     status: int = 200
     content_type: str = "text/html; charset=utf-8"
     location: str | None = None
+    drip_s: float = 0.0
 
 
 def free_port() -> int:
@@ -165,11 +191,21 @@ class VirtualHostServer:
                 data = page.body.encode("utf-8")
                 self.send_response(page.status)
                 if page.location:
-                    self.send_header("Location", page.location)
+                    # raw bytes: http.server would refuse a non-Latin-1 header, and a test may want one
+                    self._headers_buffer.append(b"Location: " + page.location.encode("utf-8") + b"\r\n")
                 self.send_header("Content-Type", page.content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    if page.drip_s <= 0:
+                        self.wfile.write(data)
+                        return
+                    for i in range(len(data)):
+                        self.wfile.write(data[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(page.drip_s)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a fetch deadline): that is the point of a slow page
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -54,7 +54,7 @@ CREATE TABLE IF NOT EXISTS service_runs (
 
 def check_thread_id(value: str) -> str:
     """``value`` if it is a valid client thread id, else ``InvalidIdError``."""
-    if not isinstance(value, str) or not _THREAD_ID.match(value):
+    if not isinstance(value, str) or not _THREAD_ID.fullmatch(value):
         raise InvalidIdError(f"{value!r} is not a valid thread id (1-128 of letters, digits, _ . -)")
     return value
 

@@ -2,14 +2,20 @@
 
 The allowlist is enforced three times on every lookup (``web_lookup``):
 
-1. **on the query** – the provider is asked once per allowlisted host, restricted to that host
-   (``site:HOST``), so it only proposes candidates from those hosts;
+1. **on the query** – the user's text is stripped of search syntax (``plain_query``: no ``site:``,
+   ``OR``, ``-x``, quotes, bangs), then the provider is asked once per allowlisted host, restricted to
+   that host (``site:HOST``), so it only proposes candidates from those hosts;
 2. **before the fetch** – each result URL's host must be an allowlisted host or a subdomain of one;
 3. **after redirects** – redirects are followed by hand, one hop at a time, and every hop's target
    *and* the final URL are checked again. An allowlisted page that redirects off the list is dropped.
 
+Hosts are compared exactly as the HTTP client connects to them (``allowlist.connect_host``).
 Dropped content is logged (logger ``skillrag.service.web``) and reported in ``WebLookup.dropped``;
 a kept document carries its **final** URL, which is what a citation shows.
+
+One bad page never ends a lookup: a malformed redirect (``Location: http:\\\\evil.net\\x``, a
+``data:`` URL), a page slower than the fetch deadline (``deadline_s``, all hops and the body), a body
+that cannot be converted, or any other failure of that one fetch drops that page and the lookup goes on.
 
 The shipped provider (``SearxngProvider``) needs a SearXNG-compatible JSON endpoint and is off unless
 ``service.web_search_url`` is set in ``skillrag.yaml``.
@@ -18,10 +24,12 @@ The shipped provider (``SearxngProvider``) needs a SearXNG-compatible JSON endpo
 from __future__ import annotations
 
 import logging
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+import anyio
 import httpx
 from markdownify import markdownify
 
@@ -36,6 +44,7 @@ __all__ = [
     "WebLookup",
     "WebResult",
     "WebSearchProvider",
+    "plain_query",
     "web_lookup",
 ]
 
@@ -45,6 +54,24 @@ _REDIRECTS = {301, 302, 303, 307, 308}
 _TEXT_TYPES = ("text/html", "application/xhtml+xml", "text/plain", "text/markdown")
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _NOISE = re.compile(r"<(script|style|noscript|template)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+#: Boolean operators of web search engines (upper case, as the engines read them).
+_OPERATORS = frozenset({"OR", "AND", "NOT", "AROUND"})
+_TERM = re.compile(r"\w+(?:['\u2019.\-]\w+)*")
+
+
+def plain_query(text: str) -> str:
+    """``text`` as plain words for a web search engine: search syntax from the user removed.
+
+    Dropped: any token with a ``:`` (``site:evil.net``, ``inurl:x``, SearXNG's ``:en``), bang commands
+    (``!g``), the operators ``OR AND NOT AROUND``; quotes, parentheses, ``|``, ``*`` and leading
+    ``-``/``+`` are removed from the words that remain. ``"fee OR site:evil.net"`` -> ``"fee"``.
+    """
+    words: list[str] = []
+    for tok in (text or "").split():
+        if ":" in tok or tok.startswith("!") or tok in _OPERATORS:
+            continue
+        words.extend(_TERM.findall(tok))
+    return " ".join(words)
 
 
 @dataclass(frozen=True)
@@ -83,6 +110,7 @@ class WebLookup:
     documents: list[WebDocument] = field(default_factory=list)
     dropped: list[Dropped] = field(default_factory=list)
     queries: list[str] = field(default_factory=list)
+    stopped: str | None = None  # why the lookup stopped early (its deadline), keeping what it had
 
 
 @runtime_checkable
@@ -138,8 +166,10 @@ class WebFetcher:
     """Fetches one page under an allowlist, following redirects by hand and checking each hop.
 
     ``client`` is any ``httpx.AsyncClient`` (tests pass one whose transport maps test host names to
-    127.0.0.1); it must not follow redirects itself – the fetcher asks for each hop with
-    ``follow_redirects=False``. Sizes in bytes, timeouts in seconds.
+    127.0.0.1); the fetcher asks for each hop with ``follow_redirects=False``. ``timeout_s``: per
+    request (connect, each read), in seconds; ``deadline_s``: wall-clock limit for the whole fetch
+    (every hop and the body), in seconds, so a host that drips a few bytes at a time cannot hold a
+    turn; ``max_bytes``: largest body read, in bytes.
     """
 
     def __init__(
@@ -149,10 +179,12 @@ class WebFetcher:
         max_redirects: int = 5,
         max_bytes: int = 2_000_000,
         timeout_s: float = 10.0,
+        deadline_s: float = 20.0,
     ) -> None:
         self._client = client or httpx.AsyncClient(timeout=timeout_s, follow_redirects=False)
         self.max_redirects = max_redirects
         self.max_bytes = max_bytes
+        self.deadline_s = deadline_s
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -162,10 +194,24 @@ class WebFetcher:
         return Dropped(url=url, stage=stage, reason=reason)
 
     async def fetch(self, url: str, allowlist: HostAllowlist) -> WebDocument | Dropped:
-        """The page at ``url`` as a ``WebDocument`` (with its final URL), or ``Dropped`` saying why."""
-        if not allowlist.allows_url(url):
+        """The page at ``url`` as a ``WebDocument`` (with its final URL), or ``Dropped`` saying why.
+
+        Never raises for anything the page or its server does (bad URL, bad redirect, slow or huge
+        body, network error): that page is dropped.
+        """
+        try:
+            with anyio.fail_after(self.deadline_s):
+                return await self._fetch(url, allowlist)
+        except TimeoutError:
+            return self._drop(url, "fetch", f"not fetched within {self.deadline_s:g} s (web_fetch_deadline_s)")
+
+    async def _fetch(self, url: str, allowlist: HostAllowlist) -> WebDocument | Dropped:
+        try:
+            current = httpx.URL(url)
+        except (httpx.InvalidURL, TypeError, ValueError):
+            return self._drop(url, "result", f"{url!r} is not a URL")
+        if not allowlist.allows_url(current):
             return self._drop(url, "result", f"host of {url} is not on the allowlist")
-        current = httpx.URL(url)
         hops: list[str] = []
         for _ in range(self.max_redirects + 1):
             try:
@@ -173,7 +219,7 @@ class WebFetcher:
                     if resp.status_code in _REDIRECTS and "location" in resp.headers:
                         try:
                             nxt = current.join(resp.headers["location"])
-                        except httpx.InvalidURL:
+                        except (httpx.InvalidURL, ValueError):
                             return self._drop(url, "redirect", f"bad Location header at {current}")
                         if not allowlist.allows_url(nxt):
                             return self._drop(url, "redirect", f"{current} redirects to off-list {nxt}")
@@ -197,12 +243,20 @@ class WebFetcher:
                         if size > self.max_bytes:
                             return self._drop(url, "fetch", f"{final} is larger than {self.max_bytes} bytes")
                     raw = b"".join(chunks).decode(resp.encoding or "utf-8", errors="replace")
+            except (httpx.InvalidURL, UnicodeError) as exc:
+                # httpx builds its own next request from a redirect's Location even when it does not
+                # follow it; a malformed one (``http:\\evil.net\x``, ``data:...``) fails there
+                return self._drop(url, "redirect", f"malformed redirect at {current}: {type(exc).__name__}: {exc}")
             except httpx.HTTPError as exc:
                 return self._drop(url, "fetch", f"{current}: {type(exc).__name__}: {exc}")
-            if ctype in ("text/html", "application/xhtml+xml") or (not ctype and "<html" in raw[:2000].lower()):
-                title, text = html_to_text(raw)
-            else:
-                title, text = "", raw.strip()
+            try:
+                if ctype in ("text/html", "application/xhtml+xml") or (not ctype and "<html" in raw[:2000].lower()):
+                    # markdownify is CPU-bound: off the event loop, and abandoned if the deadline passes
+                    title, text = await anyio.to_thread.run_sync(html_to_text, raw, abandon_on_cancel=True)
+                else:
+                    title, text = "", raw.strip()
+            except (RecursionError, ValueError) as exc:
+                return self._drop(url, "fetch", f"cannot read the page at {final}: {type(exc).__name__}")
             return WebDocument(url=str(final), requested_url=url, title=title or str(final), text=text, hops=tuple(hops))
         return self._drop(url, "redirect", f"more than {self.max_redirects} redirects")
 
@@ -214,27 +268,50 @@ async def web_lookup(
     fetcher: WebFetcher,
     *,
     max_results: int = 3,
+    deadline_s: float | None = None,
 ) -> WebLookup:
-    """Search each allowlisted host for ``query`` and fetch up to ``max_results`` pages (three checks).
+    """Search each allowlisted host for ``plain_query(query)`` and fetch up to ``max_results`` pages
+    (three checks; module doc).
 
-    An empty allowlist fetches nothing. Provider failures raise ``BackendError``.
+    An empty allowlist, or a query with no plain words left, searches and fetches nothing. Provider
+    failures raise ``BackendError``; a page that fails in any way is dropped and the lookup goes on.
+    ``deadline_s``: wall-clock limit for the whole lookup, in seconds; when it passes the lookup stops,
+    keeps the pages it has and says so in ``stopped``.
     """
     out = WebLookup()
+    q = plain_query(query)
+    if not q:
+        return out
+    with anyio.move_on_after(math.inf if deadline_s is None else deadline_s) as scope:
+        await _lookup(q, allowlist, provider, fetcher, max_results, out)
+    if scope.cancelled_caught:
+        out.stopped = f"the web lookup stopped at its deadline ({deadline_s:.1f} s)"
+        log.warning("web: %s", out.stopped)
+    return out
+
+
+async def _lookup(
+    q: str, allowlist: HostAllowlist, provider: WebSearchProvider, fetcher: WebFetcher, max_results: int,
+    out: WebLookup,
+) -> None:
     seen: set[str] = set()
     candidates: list[WebResult] = []
     for host in allowlist.hosts:  # check 1: one restricted search per allowed host
-        out.queries.append(f"{query} site:{host}")
+        out.queries.append(f"{q} site:{host}")
         # ask for spares: checks 2 and 3 may drop some candidates
-        for res in await provider.search(query, site=host, k=3 * max_results):
+        for res in await provider.search(q, site=host, k=3 * max_results):
             if res.url not in seen:
                 seen.add(res.url)
                 candidates.append(res)
     for res in candidates:
         if len(out.documents) >= max_results:
             break
-        got = await fetcher.fetch(res.url, allowlist)  # checks 2 and 3
+        try:
+            got = await fetcher.fetch(res.url, allowlist)  # checks 2 and 3
+        except Exception as exc:  # one page never ends the lookup; fetch() already drops what it knows
+            log.exception("web: fetching %s failed", res.url)
+            got = Dropped(url=res.url, stage="fetch", reason=f"{type(exc).__name__}: {exc}")
         if isinstance(got, Dropped):
             out.dropped.append(got)
         else:
             out.documents.append(got)
-    return out

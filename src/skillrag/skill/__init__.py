@@ -12,6 +12,7 @@ from skillrag.skill.registry import (
     Skill,
     SkillRegistry,
     builtin_skills_dir,
+    ingest_references,
     install_builtin_skills,
     load_skill,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "check_skill_folder",
     "hit_to_dict",
     "import_tau2",
+    "ingest_references",
     "install_builtin_skills",
     "load_skill",
     "load_skill_config",

@@ -5,7 +5,12 @@ A case file is JSONL, one object per line::
     {"case_id": "c1", "contact_reason": "...", "contact_reason_path": ["cards", "lost"],
      "case_notes": ["..."], "case_messages": [{"role": "customer", "content": "..."}],
      "ground_truth": {"reference_guidance": "...", "required_documents": ["..."],
-                      "expected_tools": ["..."], "expected_actions": [{...}]}}
+                      "expected_tools": ["..."], "expected_actions": [{...}], "extra": {...}},
+     "source": "tau2-telecom", "source_id": "[mobile_data_issue]..."}
+
+``source`` / ``source_id`` (where an imported case came from, and its id there) and
+``ground_truth.extra`` (any further ground truth of the source benchmark: ABCD's subflow, tau2's
+simulator instructions) are optional and, like the rest of the ground truth, never agent-facing.
 
 ``CaseFile.load`` returns a ``Case``, a type with **no field** for ground truth (and
 ``extra="forbid"``, so one cannot be smuggled in). Ground truth is only reachable through
@@ -75,6 +80,9 @@ class GroundTruth(BaseModel):
     expected_actions: list[dict[str, Any]] = Field(
         default_factory=list, description="Expected actions (name, arguments, requestor), as in tau2-bench."
     )
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="Further ground truth of the source benchmark (custom fields)."
+    )
 
 
 class _GroundTruthBody(BaseModel):
@@ -84,6 +92,7 @@ class _GroundTruthBody(BaseModel):
     required_documents: list[str] = Field(default_factory=list)
     expected_tools: list[str] = Field(default_factory=list)
     expected_actions: list[dict[str, Any]] = Field(default_factory=list)
+    extra: dict[str, Any] = Field(default_factory=dict)
 
 
 class CaseRecord(BaseModel):
@@ -99,6 +108,8 @@ class CaseRecord(BaseModel):
     n_messages: int | None = Field(None, description="Ignored on read (recomputed).")
     n_notes: int | None = Field(None, description="Ignored on read (recomputed).")
     ground_truth: _GroundTruthBody | None = None
+    source: str | None = Field(None, description="Where the case was imported from (e.g. `tau2-telecom`).")
+    source_id: str | None = Field(None, description="The case's id in its source, when it differs or was mapped.")
 
     def case(self) -> Case:
         return Case(

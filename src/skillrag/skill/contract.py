@@ -24,11 +24,12 @@ still holds after the corpus changes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from skillrag.corpus.model import ID_PATTERN
 
 __all__ = [
     "ALLOWED_TOP_FIELDS",
@@ -51,7 +52,7 @@ ALLOWED_TOP_FIELDS = REQUIRED_TOP_FIELDS + OPTIONAL_TOP_FIELDS
 #: Fields of each snippet (all required, all non-empty strings; no others allowed).
 SNIPPET_FIELDS = ("source_article", "source_title", "text", "why")
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.()+\-:]{0,199}$")
+_ID = ID_PATTERN  # the one id rule (anchored with \A...\Z: "ok\n" is not an id)
 
 _CHAR_MAP: dict[str, str] = {}
 for _c in "\u2018\u2019\u201a\u201b\u2032\u02bc":
@@ -277,6 +278,9 @@ def verify_audit(
             reasons.append("audit.snippets: each record needs index, source_article, start, end, content_hash")
             continue
         i, aid = rec["index"], rec["source_article"]
+        if not isinstance(aid, str):
+            reasons.append(f"audit.snippets: source_article {aid!r} is not an article id")
+            continue
         if not isinstance(i, int) or not 0 <= i < len(snippets) or not isinstance(snippets[i], dict):
             reasons.append(f"audit.snippets: index {i!r} names no snippet")
             continue

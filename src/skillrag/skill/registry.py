@@ -3,6 +3,10 @@
 A workspace's ``skills/`` folder may hold several skills. The skills shipped with skillrag
 (``skillrag/skills_builtin/*``) are also visible to a registry when the workspace has no folder
 of the same name; ``install_builtin_skills`` copies them into the workspace to edit them.
+
+A skill may carry a ``references/`` bundle of curated Markdown notes; ``ingest_references`` stores
+them as that skill's reference notes (``corpus.ingest(..., skill=NAME)``): ranked by retrieval
+alongside the corpus, visible to that skill only, and cited with the ``url`` of their front matter.
 """
 
 from __future__ import annotations
@@ -13,12 +17,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from skillrag.errors import ConfigError, SkillNotFound
+from skillrag.errors import ConfigError, EmptyInputError, SkillNotFound
 from skillrag.skill.config import SkillConfig, load_skill_config
 from skillrag.skill.spec import check_front_matter, read_skill_md
 from skillrag.workspace import Workspace
 
-__all__ = ["Skill", "SkillRegistry", "builtin_skills_dir", "install_builtin_skills", "load_skill"]
+__all__ = ["Skill", "SkillRegistry", "builtin_skills_dir", "ingest_references", "install_builtin_skills", "load_skill"]
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,23 @@ class SkillRegistry:
             except ConfigError as exc:
                 out[name] = str(exc)
         return out
+
+
+def ingest_references(ws: Workspace, skill: Skill, *, on_file: Any = None) -> Any:
+    """Ingest ``skill``'s ``references/*.md`` notes into ``ws`` as its reference notes and return the
+    ``corpus.IngestReport``. Idempotent like any ingest; a note deleted from the folder is marked removed.
+
+    Raises ``EmptyInputError`` when the skill has no ``references/`` folder or no note in it, and
+    ``MalformedSourceError`` for a bad note (bad front matter, a ``url`` that is not http(s)).
+    """
+    from skillrag.corpus import ingest  # the one ingest path
+
+    folder = skill.path / "references"
+    if not folder.is_dir():
+        raise EmptyInputError(f"skill {skill.name!r} has no references/ folder ({folder})")
+    if not any(p.suffix.lower() in (".md", ".markdown") for p in folder.rglob("*") if p.is_file()):
+        raise EmptyInputError(f"skill {skill.name!r}: no Markdown notes in {folder}")
+    return ingest(ws, [folder], skill=skill.name, on_file=on_file)
 
 
 def install_builtin_skills(ws: Workspace, *, overwrite: bool = False) -> list[str]:

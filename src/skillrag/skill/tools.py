@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from skillrag import __version__
-from skillrag.corpus import Article, ArticleStore, check_id, summarize
+from skillrag.corpus import Article, ArticleStore, ScopedArticles, SourceScope, check_id, summarize
 from skillrag.errors import ArticleNotFound, CaseNotFound, ContractViolation, EmptyInputError
 from skillrag.skill.cases import Case, CaseFile
 from skillrag.skill.contract import locate, validate_output, verify_audit
@@ -135,6 +135,7 @@ class SkillTools:
         self.log_path = log_path
         self.calls: list[ToolCall] = []
         self._store: ArticleStore | None = None
+        self._articles: ScopedArticles | None = None
 
     # -- plumbing ---------------------------------------------------------------------------
     @property
@@ -142,6 +143,14 @@ class SkillTools:
         if self._store is None:
             self._store = ArticleStore(self.workspace)
         return self._store
+
+    @property
+    def articles(self) -> ScopedArticles:
+        """The articles this skill may search, read and cite (``corpus.ScopedArticles``): its
+        ``allowed_sources`` of the shared corpus plus its own reference notes."""
+        if self._articles is None:
+            self._articles = self.store.scoped(SourceScope.of(self.skill.name, self.skill.config.allowed_sources))
+        return self._articles
 
     @property
     def cases(self) -> CaseFile:
@@ -180,10 +189,6 @@ class SkillTools:
             with self.log_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps({"skill": self.skill.name, **call.to_dict()}, ensure_ascii=False) + "\n")
 
-    def _allowed(self, art: Article) -> bool:
-        allowed = self.skill.config.allowed_sources
-        return allowed is None or art.source_tag in allowed
-
     # -- the four tools ---------------------------------------------------------------------
     def load_case(self, case_id: str) -> Case:
         """The agent-facing case (no ground truth). Raises ``CaseNotFound``."""
@@ -191,19 +196,14 @@ class SkillTools:
 
     def retrieve(self, query: str, k: int | None = None) -> list[Any]:
         """Ranked hits (``skillrag.search.Hit``: article_id, score, title, preview, page_ids) for
-        ``query``; ``k`` defaults to the skill's ``k``. Restricted to ``allowed_sources`` when set.
+        ``query``; ``k`` defaults to the skill's ``k``. Restricted to the skill's scope (``articles``).
         Raises ``EmptyInputError`` for an empty query, ``IndexStateError`` when there is no index."""
         kk = k if k is not None else self.skill.config.k
 
         def run() -> list[Any]:
             if not query or not query.strip():
                 raise EmptyInputError("empty query")
-            filters = None
-            if self.skill.config.allowed_sources is not None:
-                from skillrag.search import SearchFilters
-
-                filters = SearchFilters(source_tags=list(self.skill.config.allowed_sources), path_prefixes=None)
-            return list(self.retriever.search(query, k=kk, filters=filters))
+            return self.articles.search(self.retriever, query, kk)
 
         return self._timed("retrieve", {"query": query, "k": kk}, run)
 
@@ -213,9 +213,7 @@ class SkillTools:
         skill's allowed sources or a section the article lacks)."""
 
         def run() -> ArticleView:
-            art = self.store.get(article_id)
-            if not self._allowed(art):
-                raise ArticleNotFound(f"article {article_id!r} is outside this skill's allowed sources")
+            art = self.articles.get(article_id)
             if section is not None:
                 try:
                     text, part = art.section(section), f"section:{section}"
@@ -245,30 +243,36 @@ class SkillTools:
 
     def check_audit(self, output: Any) -> tuple[list[str], list[str]]:
         """``verify_audit`` of a saved output against the current corpus: ``(reasons, notes)``."""
-        recs = (output.get("audit") or {}).get("snippets") if isinstance(output, dict) else None
-        ids = {r.get("source_article") for r in recs or [] if isinstance(r, dict)}
-        arts = self.store.get_many([i for i in ids if isinstance(i, str)])
+        audit = output.get("audit") if isinstance(output, dict) else None
+        recs = audit.get("snippets") if isinstance(audit, dict) else None
+        ids = {r["source_article"] for r in (recs if isinstance(recs, list) else [])
+               if isinstance(r, dict) and isinstance(r.get("source_article"), str)}
+        arts = self.store.get_many(ids)
         return verify_audit(output, {a: x.body for a, x in arts.items()},
                             {a: x.content_hash for a, x in arts.items()})
 
     def _check(self, output: Any) -> tuple[list[str], dict[str, Article]]:
         ids: set[str] = set()
+        snippets = output.get("snippets") if isinstance(output, dict) else None
+        snippets = snippets if isinstance(snippets, list) else []
         if isinstance(output, dict):
-            for s in output.get("snippets") or []:
+            for s in snippets:
                 if isinstance(s, dict) and isinstance(s.get("source_article"), str):
                     ids.add(s["source_article"])
             consulted = output.get("articles_consulted")
             if isinstance(consulted, list):
                 ids.update(a for a in consulted if isinstance(a, str))
-        arts = self.store.get_many(ids) if ids else {}
+        inside, outside = self.articles.resolve(ids) if ids else ({}, {})
+        arts = {**inside, **outside}  # the contract checks every cited body; the reasons below reject `outside`
         reasons = validate_output(output, {a: art.body for a, art in arts.items()}, self.skill.config.limits())
-        if isinstance(output, dict):
-            for i, s in enumerate(output.get("snippets") or []):
-                if isinstance(s, dict) and s.get("source_article") in arts and not self._allowed(
-                    arts[s["source_article"]]
-                ):
-                    reasons.append(f"snippets[{i}].source_article: {s['source_article']!r} is outside "
-                                   "this skill's allowed sources")
+        for i, s in enumerate(snippets):
+            aid = s.get("source_article") if isinstance(s, dict) else None
+            if isinstance(aid, str) and aid in outside:
+                reasons.append(f"snippets[{i}].source_article: {aid!r} is outside this skill's allowed sources")
+        consulted = output.get("articles_consulted") if isinstance(output, dict) else None
+        for a in consulted if isinstance(consulted, list) else []:
+            if isinstance(a, str) and a in outside:
+                reasons.append(f"articles_consulted: {a!r} is outside this skill's allowed sources")
         return reasons, arts
 
     def save_output(self, output: dict[str, Any], path: Path | None = None) -> SavedOutput:

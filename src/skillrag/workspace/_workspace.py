@@ -1,14 +1,24 @@
-"""The workspace: one folder on disk holding config, wiki, skills, runs and the SQLite store."""
+"""The workspace: one folder on disk holding config, wiki, skills, runs and the SQLite store.
+
+Writers take the workspace's write lock (``Workspace.write_lock``): an OS file lock
+(``filelock``, ``flock`` on POSIX) on ``.skillrag/write.lock``. The kernel drops it when the holder
+exits, however it exits, so a killed writer never leaves a stale lock behind.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from skillrag.errors import WorkspaceError
 from skillrag.workspace.config import WorkspaceConfig, dump_config, load_config
@@ -18,6 +28,11 @@ __all__ = ["Workspace", "atomic_write_text", "resolve_workspace_dir"]
 CONFIG_NAME = "skillrag.yaml"
 STATE_DIR = ".skillrag"
 STORE_NAME = "store.sqlite"
+LOCK_NAME = "write.lock"
+LOCK_INFO_NAME = "write.lock.json"
+
+_lock_depth: dict[str, int] = {}
+_lock_guard = threading.Lock()
 
 
 def resolve_workspace_dir(value: str | os.PathLike[str] | None) -> Path:
@@ -81,6 +96,10 @@ class Workspace:
     def store_path(self) -> Path:
         return self.state_dir / STORE_NAME
 
+    @property
+    def lock_path(self) -> Path:
+        return self.state_dir / LOCK_NAME
+
     @classmethod
     def init(cls, root: str | os.PathLike[str], *, config: WorkspaceConfig | None = None) -> Workspace:
         """Create (or complete) a workspace at ``root``; an existing config is kept, never overwritten."""
@@ -106,12 +125,57 @@ class Workspace:
         return cls(root=path.resolve(), config=load_config(path / CONFIG_NAME))
 
     @contextmanager
+    def write_lock(self, command: str, *, wait: float = 0.0) -> Iterator[None]:
+        """Hold the workspace's write lock while the block runs (one writer per workspace).
+
+        ``command`` names the holder (``run-batch``, ``index``, ``wiki build``, ``ingest``) in the
+        error another writer gets. ``wait`` is how long to wait for a busy lock, in seconds (0 = fail at
+        once). Re-entrant within one process (``demo`` runs ingest, wiki build and index under one
+        lock). Raises ``WorkspaceError`` naming the holder when the lock is still busy after ``wait``.
+        """
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        key = str(self.lock_path.resolve())
+        lock = FileLock(key, thread_local=False, is_singleton=True)
+        info = self.state_dir / LOCK_INFO_NAME
+        try:
+            lock.acquire(timeout=wait)
+        except Timeout:
+            raise WorkspaceError(
+                f"{self.root}: busy: {_holder(info)} is writing to this workspace; "
+                "wait for it to finish, then run this again"
+            ) from None
+        with _lock_guard:
+            depth = _lock_depth.get(key, 0)
+            _lock_depth[key] = depth + 1
+        try:
+            if depth == 0:
+                stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+                atomic_write_text(info, json.dumps({"command": command, "pid": os.getpid(), "since": stamp}))
+            yield
+        finally:
+            with _lock_guard:
+                _lock_depth[key] -= 1
+                last = _lock_depth[key] == 0
+            if last:
+                info.unlink(missing_ok=True)
+            lock.release()
+
+    @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
         """A connection to the workspace store (WAL mode, foreign keys on); closed on exit.
 
         Use ``with conn:`` inside for one transaction: it commits on success, rolls back on error.
         """
         self.state_dir.mkdir(parents=True, exist_ok=True)
+        if not self.store_path.exists():
+            _create_store(self.store_path)
+        elif self.store_path.is_file() and self.store_path.stat().st_size == 0:
+            # every store this package creates starts with SQLite's header (see _create_store): an
+            # empty file is a truncated or clobbered store, never an empty workspace
+            raise WorkspaceError(
+                f"{self.store_path}: store is damaged (an empty file, 0 bytes); restore it from a backup, "
+                "or delete it and run `skillrag ingest` again"
+            )
         conn = sqlite3.connect(self.store_path, timeout=30.0)
         try:
             conn.row_factory = sqlite3.Row
@@ -122,3 +186,35 @@ class Workspace:
             raise WorkspaceError(f"{self.store_path}: store is damaged ({exc})") from None
         finally:
             conn.close()
+
+
+def _create_store(path: Path) -> None:
+    """Create an empty SQLite store at ``path`` via a temp file and a rename, so the file at
+    ``path`` always carries SQLite's header (WAL mode is recorded in it)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        conn = sqlite3.connect(tmp)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+        finally:
+            conn.close()
+        for side in ("-wal", "-shm"):
+            Path(tmp + side).unlink(missing_ok=True)
+        try:
+            os.link(tmp, path)  # never replaces a store another process created meanwhile
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links
+            if not path.exists():
+                os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _holder(info_path: Path) -> str:
+    try:
+        info = json.loads(info_path.read_text(encoding="utf-8"))
+        return f"`skillrag {info['command']}` (pid {info['pid']}, since {info['since']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another skillrag command"

@@ -23,9 +23,9 @@ __all__ = [
     "SkillWebSettings",
     "WikiSettings",
     "WorkspaceConfig",
+    "dump_config",
     "load_config",
     "load_yaml_model",
-    "dump_config",
 ]
 
 
@@ -169,13 +169,23 @@ class ServiceSettings(_Section):
     web_allowlist: list[str] = Field(
         default_factory=list, description="Hosts the web may read for chats without a skill (exact host or subdomain)."
     )
-    web_timeout_s: float = Field(10.0, gt=0, description="Per web request timeout, in seconds.")
+    web_timeout_s: float = Field(
+        10.0, gt=0, description="Per web request timeout (connect, and each read or write), in seconds."
+    )
+    web_fetch_deadline_s: float = Field(
+        20.0, gt=0, description="Wall-clock limit for fetching one web page (every redirect hop and the whole "
+        "body), in seconds; a slower page is dropped and the turn goes on."
+    )
     web_max_redirects: int = Field(5, ge=0, le=20, description="Redirect hops followed per fetch, each one checked.")
     web_max_results: int = Field(3, ge=1, le=20, description="Web pages fetched per turn.")
     web_max_bytes: int = Field(2_000_000, ge=1024, description="Largest web page read, in bytes.")
     max_retrieval_rounds: int = Field(3, ge=1, description="Retrieval calls per chat turn.")
     max_tool_calls: int = Field(8, ge=1, description="Tool calls (retrieve, article, web) per chat turn.")
     max_tokens: int = Field(20_000, ge=1, description="Model tokens per chat turn (input + output).")
+    turn_deadline_s: float = Field(
+        120.0, gt=0, description="Wall-clock limit for one chat turn, in seconds; past it the turn ends with "
+        "status budget_exceeded."
+    )
     history_turns: int = Field(6, ge=0, description="Previous turns of the same thread shown when condensing.")
     allowed_models: list[str] = Field(
         default_factory=list, description="Model ids a chat request may pick; others are refused (HTTP 400)."

@@ -2,6 +2,7 @@
 
 id: front matter ``id``, else the path relative to the ingest root without its suffix, with
 ``/`` replaced by ``__``. title: front matter ``title``, else the first heading, else the file stem.
+url: front matter ``url`` (an absolute http(s) URL: the canonical page citations deep-link to), if any.
 The body is the file's text after the front-matter block, byte for byte.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import frontmatter
 import yaml
@@ -40,4 +42,17 @@ def load(path: Path, root: Path, tag: str) -> list[SourceArticle]:
     if not ID_PATTERN.match(aid) or ".." in aid:
         raise MalformedSourceError(path, f"id {aid!r} is not a plain identifier")
     title = str(meta.get("title") or first_heading(body) or path.stem)
-    return [SourceArticle(id=aid, title=title, body=body, source_path=str(rel), source_tag=str(meta.get("tag") or tag))]
+    url = meta.get("url")
+    if url is not None:
+        url = _check_url(url, path)
+    return [SourceArticle(id=aid, title=title, body=body, source_path=str(rel), source_tag=str(meta.get("tag") or tag),
+                          url=url)]
+
+
+def _check_url(value: object, path: Path) -> str:
+    """``value`` if it is an absolute http(s) URL with a host and no white space, else ``MalformedSourceError``."""
+    text = str(value).strip() if isinstance(value, str) else ""
+    parts = urlsplit(text) if text and not any(c.isspace() for c in text) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise MalformedSourceError(path, f"front matter url {value!r} is not an absolute http(s) URL")
+    return text

@@ -1,0 +1,354 @@
+"""The review pages of ``skillrag serve``: server-rendered HTML (Jinja templates, no JavaScript).
+
+Routes (not in the OpenAPI schema; the ``-`` segment cannot be a case id, so no case shadows them)::
+
+    GET  /review                      the runs of the workspace, filterable (?q, state, status, skill, harness)
+    GET  /review/{case_id}            one run: case, guidance versions, snippets marked in their articles
+    POST /review/{case_id}/approve    approve the latest guidance version      (form: comment?)
+    POST /review/{case_id}/reject     reject it                                (form: reason)
+    POST /review/{case_id}/edit       store edited guidance as a new version   (form: guidance, comment?)
+    GET  /review/-/login              sign-in form: reviewer name (+ the service token when one is set)
+    POST /review/-/login              sign in; sets the session cookie, redirects to ``next``
+    POST /review/-/logout             sign out
+    GET  /review/-/static/review.css  the style sheet
+
+Sign-in and sessions: the browser cannot send the ``Authorization: Bearer`` header the API uses, so
+the reviewer types the service token (``skillrag serve --token``) into a POST form once; it travels in
+the request body only (never in a URL, so never in access logs or browser history) and is compared in
+constant time. The server then keeps a session in memory (random 256-bit id, 8 hours by default, lost
+on restart) and sets it as an ``HttpOnly``, ``SameSite=Strict`` cookie limited to ``/review``
+(``Secure`` over https). Without a token the form asks only for the reviewer's name, which every action
+records.
+
+CSRF: every POST must come from the same origin (``Origin``, else ``Referer``, must match the
+request's own scheme and host when present) and every action form carries the session's random form
+token (compared in constant time); a failure is HTTP 403 and changes nothing. Responses carry a
+Content-Security-Policy without scripts, ``frame-ancestors 'none'``, ``no-store`` caching and
+``Referrer-Policy: same-origin``.
+
+Errors are HTML pages: unknown case 404, bad input 400 (the form is shown again with the reason), a
+stale page 409 (``ReviewConflict``), missing sign-in on a POST 403.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import jinja2
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from skillrag.errors import CaseNotFound, InvalidIdError, ReviewConflict, UserError
+from skillrag.review import STATES, ReviewStore, check_reviewer, list_runs, load_run, run_folder
+from skillrag.workspace import Workspace
+
+__all__ = ["COOKIE", "STATUS_LABELS", "Session", "SessionStore", "review_router"]
+
+#: Name of the session cookie (path ``/review``).
+COOKIE = "skillrag_review"
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+                                "frame-ancestors 'none'; base-uri 'none'"),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+_FILTERS = ("q", "state", "status", "skill", "harness")
+#: How the case page names each snippet status (``skillrag.review.SNIPPET_STATUSES``).
+STATUS_LABELS = {
+    "verified": "verified at stored offsets",
+    "changed": "article changed since the save",
+    "gone": "article no longer in the corpus",
+    "offsets": "stored offsets do not hold the text",
+    "unaudited": "no stored offsets",
+    "malformed": "not a snippet",
+}
+
+
+@dataclass(frozen=True)
+class Session:
+    """A signed-in reviewer: ``reviewer`` name, the random ``csrf`` form token, ``expires`` (epoch s)."""
+
+    reviewer: str
+    csrf: str
+    expires: float
+
+
+class SessionStore:
+    """Review sessions in memory: ``new`` returns ``(session id, Session)``; ``get`` returns None for an
+    unknown or expired id. ``ttl_s``: session lifetime in seconds; at most ``max_sessions`` are kept
+    (the oldest are dropped first). Thread-safe."""
+
+    def __init__(self, ttl_s: float = 8 * 3600, max_sessions: int = 1000) -> None:
+        self.ttl_s = ttl_s
+        self.max_sessions = max_sessions
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def new(self, reviewer: str) -> tuple[str, Session]:
+        sid = secrets.token_urlsafe(32)
+        sess = Session(reviewer, secrets.token_urlsafe(32), time.time() + self.ttl_s)
+        with self._lock:
+            now = time.time()
+            self._sessions = {k: v for k, v in self._sessions.items() if v.expires > now}
+            while len(self._sessions) >= self.max_sessions:
+                self._sessions.pop(next(iter(self._sessions)))
+            self._sessions[sid] = sess
+        return sid, sess
+
+    def get(self, sid: str | None) -> Session | None:
+        if not sid:
+            return None
+        with self._lock:
+            sess = self._sessions.get(sid)
+            if sess is not None and sess.expires <= time.time():
+                self._sessions.pop(sid, None)
+                sess = None
+        return sess
+
+    def drop(self, sid: str | None) -> None:
+        with self._lock:
+            self._sessions.pop(sid or "", None)
+
+
+def _templates() -> Jinja2Templates:
+    folder = Path(str(resources.files("skillrag.service") / "templates" / "review"))
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["short_date"] = lambda s: (s or "")[:16].replace("T", " ")
+    env.filters["one_based"] = lambda indices: " ".join(str(i + 1) for i in indices)
+    return Jinja2Templates(env=env)
+
+
+def _same_origin(request: Request) -> bool:
+    """False when ``Origin`` (or, without it, ``Referer``) names another host than the request's own
+    ``Host`` (an opaque ``null`` origin too). A request with neither header (not sent by a browser for a
+    cross-site form) passes; the action forms' token still has to match."""
+    origin = request.headers.get("origin")
+    claimed = origin if origin is not None else request.headers.get("referer")
+    if claimed is None:
+        return True
+    if claimed == "null":
+        return False
+    return urlsplit(claimed).netloc == request.headers.get("host", request.url.netloc)
+
+
+def _safe_next(value: str | None) -> str:
+    """A local ``/review`` path to go to after sign-in; anything else becomes ``/review``."""
+    if not value:
+        return "/review"
+    parts = urlsplit(value)
+    if parts.scheme or parts.netloc or "\\" in value or not (parts.path == "/review" or
+                                                               parts.path.startswith("/review/")):
+        return "/review"
+    if parts.path.startswith("//") or parts.path.startswith("/review/-/"):
+        return "/review"
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def _sha_of(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionStore | None = None) -> APIRouter:
+    """The ``/review`` routes over workspace ``ws`` (module doc). ``token``: the service token a
+    reviewer must type to sign in (None = name only, as the API is then open too)."""
+    templates = _templates()
+    sessions = sessions or SessionStore()
+    store = ReviewStore(ws)
+    css = (resources.files("skillrag.service") / "templates" / "review" / "review.css").read_text("utf-8")
+    router = APIRouter(prefix="/review", include_in_schema=False)
+
+    def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
+        sid = request.cookies.get(COOKIE)
+        context.setdefault("session", sessions.get(sid))
+        context.setdefault("error", None)
+        context.setdefault("done", None)
+        return templates.TemplateResponse(request, name, context, status_code=status, headers=_SECURITY_HEADERS)
+
+    def problem(request: Request, status: int, title: str, message: str) -> Response:
+        return page(request, "error.html.j2", status, title=title, message=message)
+
+    def current(request: Request) -> Session | None:
+        return sessions.get(request.cookies.get(COOKIE))
+
+    def to_login(request: Request) -> Response:
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        login = str(request.url_for("review_login").path)
+        return RedirectResponse(f"{login}?{urlencode({'next': target})}", status_code=303,
+                                headers=_SECURITY_HEADERS)
+
+    def guard_post(request: Request, csrf: str | None) -> tuple[Session | None, Response | None]:
+        sess = current(request)
+        if sess is None:
+            return None, problem(request, 403, "Sign in first",
+                                 "Your session has expired or you are not signed in; nothing was changed.")
+        if not _same_origin(request) or not csrf or not secrets.compare_digest(csrf.encode(), sess.csrf.encode()):
+            return None, problem(request, 403, "Request refused",
+                                 "The form did not come from this review page (cross-site request check "
+                                 "failed); nothing was changed. Reload the page and try again.")
+        return sess, None
+
+    @router.get("/-/static/review.css", name="review_css")
+    def review_css() -> Response:
+        return Response(css, media_type="text/css", headers={"Cache-Control": "max-age=3600",
+                                                             "X-Content-Type-Options": "nosniff"})
+
+    @router.get("/-/login", name="review_login")
+    def login_form(request: Request, next: str | None = None) -> Response:
+        return page(request, "login.html.j2", next=_safe_next(next), needs_token=token is not None,
+                    reviewer="")
+
+    @router.post("/-/login")
+    def login(request: Request, reviewer: str = Form(""), token_field: str = Form("", alias="token"),
+              next: str = Form("/review")) -> Response:
+        dest = _safe_next(next)
+        if not _same_origin(request):
+            return problem(request, 403, "Request refused", "The sign-in form did not come from this site.")
+        try:
+            name = check_reviewer(reviewer)
+        except UserError as exc:
+            return page(request, "login.html.j2", 400, next=dest, needs_token=token is not None,
+                        reviewer=reviewer[:100], error=str(exc))
+        if token is not None and not secrets.compare_digest(token_field.encode(), token.encode()):
+            return page(request, "login.html.j2", 401, next=dest, needs_token=True, reviewer=name,
+                        error="wrong token: use the one `skillrag serve --token` was started with")
+        sid, _ = sessions.new(name)
+        resp = RedirectResponse(dest, status_code=303, headers=_SECURITY_HEADERS)
+        resp.set_cookie(COOKIE, sid, max_age=int(sessions.ttl_s), path="/review", httponly=True,
+                        samesite="strict", secure=request.url.scheme == "https")
+        return resp
+
+    @router.post("/-/logout", name="review_logout")
+    def logout(request: Request, csrf: str = Form("")) -> Response:
+        _, refused = guard_post(request, csrf)
+        if refused is not None:
+            return refused
+        sessions.drop(request.cookies.get(COOKIE))
+        resp = RedirectResponse(str(request.url_for("review_login").path), status_code=303,
+                                headers=_SECURITY_HEADERS)
+        resp.delete_cookie(COOKIE, path="/review", httponly=True, samesite="strict")
+        return resp
+
+    @router.get("", name="review_list")
+    def review_list(request: Request) -> Response:
+        if current(request) is None:
+            return to_login(request)
+        runs = list_runs(ws, store)
+        chosen = {k: (request.query_params.get(k) or "").strip() for k in _FILTERS}
+        options = {
+            "state": [*STATES, "no output"],
+            "status": sorted({r.status for r in runs}),
+            "skill": sorted({r.skill for r in runs if r.skill}),
+            "harness": sorted({r.harness for r in runs if r.harness}),
+        }
+        shown = [r for r in runs
+                 if (not chosen["q"] or chosen["q"].casefold() in r.case_id.casefold())
+                 and (not chosen["state"] or r.review == chosen["state"])
+                 and (not chosen["status"] or r.status == chosen["status"])
+                 and (not chosen["skill"] or r.skill == chosen["skill"])
+                 and (not chosen["harness"] or r.harness == chosen["harness"])]
+        return page(request, "list.html.j2", runs=shown, total=len(runs), chosen=chosen, options=options,
+                    filtered=any(chosen.values()))
+
+    def case_page(request: Request, case_id: str, status: int = 200, **extra: Any) -> Response:
+        try:
+            view = load_run(ws, case_id, store)
+        except InvalidIdError as exc:
+            return problem(request, 400, "Not a case id", str(exc))
+        except CaseNotFound:
+            return problem(request, 404, "No such run",
+                           f"The workspace has no run for case {case_id!r}. Runs are listed on the review page.")
+        diff: list[str] = []
+        if len(view.versions) > 1:
+            diff = list(difflib.unified_diff(view.versions[0].version.guidance.splitlines(),
+                                             view.versions[-1].version.guidance.splitlines(),
+                                             "version 0 (agent)", f"version {view.versions[-1].version.version}",
+                                             lineterm=""))
+        extra.setdefault("form", {"action": "", "text": "", "comment": ""})
+        extra.setdefault("done", request.query_params.get("done"))
+        return page(request, "case.html.j2", status, view=view, s=view.summary, diff=diff,
+                    latest_n=view.latest.version.version if view.latest else 0,
+                    art_index={a.id: i for i, a in enumerate(view.articles, 1)},
+                    status_labels=STATUS_LABELS, **extra)
+
+    @router.get("/{case_id}", name="review_case")
+    def review_case(request: Request, case_id: str) -> Response:
+        if current(request) is None:
+            return to_login(request)
+        return case_page(request, case_id)
+
+    def act(request: Request, case_id: str, action: str, csrf: str, output_sha256: str, version: str,
+            text: str, comment: str) -> Response:
+        sess, refused = guard_post(request, csrf)
+        if refused is not None or sess is None:
+            return refused  # type: ignore[return-value]
+        form = {"action": action, "text": text, "comment": comment}
+        try:
+            folder = run_folder(ws, case_id)
+        except InvalidIdError as exc:
+            return problem(request, 400, "Not a case id", str(exc))
+        except CaseNotFound:
+            return problem(request, 404, "No such run", f"The workspace has no run for case {case_id!r}.")
+        sha = _sha_of(folder / "output.json")
+        if sha is None:
+            return problem(request, 409, "Nothing to review",
+                           f"Case {case_id!r} has no saved output (the run did not end accepted).")
+        if output_sha256 != sha:
+            return problem(request, 409, "The run changed",
+                           f"Case {case_id!r} was run again after you opened the page, so its output is not the "
+                           "one you reviewed; nothing was recorded. Reload the case and review the new output.")
+        try:
+            if not version.isdigit():
+                raise UserError("version: must be a whole number")
+            v = int(version)
+            if action == "reject":
+                store.reject(case_id, sha, sess.reviewer, text, version=v)
+            else:
+                view = load_run(ws, case_id, store)
+                if not view.accepted:
+                    raise UserError(f"the output fails the evidence contract, so it cannot be {action}d; "
+                                    "reject it or run the case again")
+                if action == "approve":
+                    store.approve(case_id, sha, sess.reviewer, version=v, comment=comment)
+                else:
+                    latest = view.latest.version.guidance if view.latest else ""
+                    if text.replace("\r\n", "\n").strip() == latest.strip():
+                        raise UserError("guidance: unchanged; edit the text before saving a new version")
+                    store.edit(case_id, sha, sess.reviewer, text, base_version=v, comment=comment)
+        except ReviewConflict as exc:
+            return problem(request, 409, "Someone else changed this case", str(exc))
+        except UserError as exc:
+            return case_page(request, case_id, 400, error=str(exc), form=form)
+        target = str(request.url_for("review_case", case_id=case_id).path)
+        return RedirectResponse(f"{target}?done={action}#review", status_code=303, headers=_SECURITY_HEADERS)
+
+    @router.post("/{case_id}/approve", name="review_approve")
+    def approve(request: Request, case_id: str, csrf: str = Form(""), output_sha256: str = Form(""),
+                version: str = Form(""), comment: str = Form("")) -> Response:
+        return act(request, case_id, "approve", csrf, output_sha256, version, "", comment)
+
+    @router.post("/{case_id}/reject", name="review_reject")
+    def reject(request: Request, case_id: str, csrf: str = Form(""), output_sha256: str = Form(""),
+               version: str = Form(""), reason: str = Form("")) -> Response:
+        return act(request, case_id, "reject", csrf, output_sha256, version, reason, "")
+
+    @router.post("/{case_id}/edit", name="review_edit")
+    def edit(request: Request, case_id: str, csrf: str = Form(""), output_sha256: str = Form(""),
+             version: str = Form(""), guidance: str = Form(""), comment: str = Form("")) -> Response:
+        return act(request, case_id, "edit", csrf, output_sha256, version, guidance, comment)
+
+    return router

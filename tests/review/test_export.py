@@ -1,0 +1,119 @@
+"""Approved outputs become reference cases that the evaluation reads and scores."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from skillrag import demo_data
+from skillrag.cli.main import main
+from skillrag.corpus import ArticleStore, content_hash
+from skillrag.errors import EmptyInputError
+from skillrag.evaluation.metrics import Reference, ScoredCase, compute_metrics
+from skillrag.review import ReviewStore, declared_tools, export_approved, tools_in_snippets
+from skillrag.skill import CaseFile
+
+from .conftest import read_output, sha_of
+
+DEMO_TOOLS = {
+    "apply_price_adjustment", "book_assembly", "cancel_order", "check_gift_card_balance", "create_return_label",
+    "escalate_to_supervisor", "escalate_to_tier2", "flag_for_fraud_review", "issue_refund", "issue_store_credit",
+    "lookup_order", "lookup_store_credit", "open_damage_claim", "open_warranty_claim", "schedule_replacement",
+    "send_password_reset", "unlock_account", "update_delivery_address", "verify_identity",
+}
+
+
+def test_declared_tools_of_the_demo_corpus_are_its_tools_not_its_fields(ws):
+    tools = declared_tools(a.body for a in ArticleStore(ws).list())
+    assert tools == DEMO_TOOLS
+    truth = CaseFile(demo_data.CASES)
+    assert {t for cid in truth.ids() for t in truth.ground_truth(cid).expected_tools} <= tools
+
+
+def test_declared_tools_patterns():
+    bodies = ["## `open_claim`\nFields: `order_number`, `line_item_id`.",
+              "### Tool: close_account_1234\nUse close_account_1234 to close it.",
+              "- get_balance_9(user_id) returns the balance; set keep_active to true."]
+    assert declared_tools(bodies) == {"open_claim", "close_account_1234", "get_balance_9"}
+
+
+def test_tools_in_snippets_follow_the_guidance_order():
+    tools = {"verify_identity", "lookup_order", "open_claim"}
+    snippets = ["Open it with `open_claim` using the `order_number`.", "First call verify_identity.",
+                "Then lookup_order, then open_claim."]
+    guidance = "1. Call `lookup_order`.\n2. Then `verify_identity`."
+    assert tools_in_snippets(snippets, tools, guidance) == ["lookup_order", "verify_identity", "open_claim"]
+    assert tools_in_snippets(snippets, tools) == ["open_claim", "verify_identity", "lookup_order"]
+
+
+def test_nothing_approved_writes_nothing(ws, tmp_path):
+    out = tmp_path / "approved.jsonl"
+    ReviewStore(ws).reject("hp-001", sha_of(ws, "hp-001"), "Dana", "wrong policy", version=0)
+    with pytest.raises(EmptyInputError, match="no approved run"):
+        export_approved(ws, out)
+    assert not out.exists()
+
+
+def test_approved_runs_become_reference_cases_eval_reads(ws, tmp_path):
+    store = ReviewStore(ws)
+    store.approve("hp-002", sha_of(ws, "hp-002"), "Dana", version=0)
+    edited = "1. Verify the customer with `verify_identity`.\n2. Over $1,000: `escalate_to_tier2`."
+    store.edit("hp-001", sha_of(ws, "hp-001"), "Dana", edited, base_version=0)
+    store.approve("hp-001", sha_of(ws, "hp-001"), "Lee", version=1)
+    store.reject("hp-003", sha_of(ws, "hp-003"), "Lee", "misses the price window", version=0)
+    out = tmp_path / "approved.jsonl"
+    report = export_approved(ws, out)
+    assert report.written == ["hp-001", "hp-002"] and report.skipped == {}
+    cf = CaseFile(out)  # the case format `eval` reads
+    assert cf.ids() == ["hp-001", "hp-002"]
+    tools = declared_tools(a.body for a in ArticleStore(ws).list())
+    for cid in cf.ids():
+        output = read_output(ws, cid)
+        gt = cf.ground_truth(cid)
+        saved_case = json.loads((ws.runs_dir / cid / "case.json").read_text())
+        assert cf.load(cid).model_dump(mode="json") == saved_case
+        assert gt.required_documents == list(dict.fromkeys(s["source_article"] for s in output["snippets"]))
+        assert gt.expected_tools and set(gt.expected_tools) <= tools
+        assert all(any(t in s["text"] for s in output["snippets"]) for t in gt.expected_tools)
+        assert gt.expected_actions == []
+        # the evaluation's own metrics agree: the approved output meets the reference it became
+        m = compute_metrics(ScoredCase(cid, "accepted", output, Reference.from_ground_truth(gt)))
+        assert m["docs_cited_recall"] == 1.0 and m["tools_grounded_all"] is True
+    assert cf.ground_truth("hp-002").reference_guidance == read_output(ws, "hp-002")["guidance"]
+    gt1 = cf.ground_truth("hp-001")
+    assert gt1.reference_guidance == edited  # the approved version, not the agent's
+    # tools the approved guidance names come first, in its order; the other tools of the snippets follow
+    assert gt1.expected_tools == ["verify_identity", "escalate_to_tier2", "lookup_order"]
+
+
+def test_an_approval_later_edited_or_no_longer_verbatim_is_not_exported(ws, tmp_path):
+    store = ReviewStore(ws)
+    for cid in ("hp-001", "hp-002", "hp-003"):
+        store.approve(cid, sha_of(ws, cid), "Dana", version=0)
+    store.edit("hp-003", sha_of(ws, "hp-003"), "Lee", "1. A new plan.", base_version=0)  # waits for a decision
+    art = read_output(ws, "hp-002")["snippets"][0]["source_article"]
+    conn = sqlite3.connect(ws.store_path)
+    with conn:
+        conn.execute("UPDATE articles SET body = ?, content_hash = ? WHERE id = ?",
+                     ("Rewritten.", content_hash("Rewritten."), art))
+    conn.close()
+    report = export_approved(ws, tmp_path / "a.jsonl")
+    assert report.written == ["hp-001"]
+    assert list(report.skipped) == ["hp-002"] and "fails the evidence contract" in report.skipped["hp-002"]
+
+
+def test_cli_export_approved(ws, tmp_path, capsys):
+    out = tmp_path / "approved.jsonl"
+    assert main(["cases", "export-approved", "-w", str(ws.root), "-o", str(out)]) == 2
+    assert capsys.readouterr().err.startswith("error: no approved run to export")
+    assert not out.exists()
+    ReviewStore(ws).approve("hp-001", sha_of(ws, "hp-001"), "Dana", version=0)
+    assert main(["cases", "export-approved", "-w", str(ws.root), "-o", str(out)]) == 0
+    assert "1 approved case(s) written" in capsys.readouterr().out
+    assert CaseFile(out).ids() == ["hp-001"]
+    assert main(["cases", "export-approved", "-w", str(ws.root), "-o", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["written"] == ["hp-001"]
+    assert main(["cases", "export-approved", "-w", str(ws.root), "-o", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err

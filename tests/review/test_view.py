@@ -1,0 +1,72 @@
+"""Guidance steps linked to snippets, and article bodies cut into marked segments."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from skillrag.review import Span, link_snippets, segments, split_guidance
+from skillrag.review.view import stated_steps
+
+GUIDANCE = """Guidance for: a lost card
+
+1. Verify the customer with `verify_identity`.
+2) Freeze the card in the app before anything else.
+3. Order a replacement; premium accounts pay no fee.
+
+Check each step against the quoted passages."""
+
+
+def test_split_guidance_numbers_steps_and_keeps_plain_lines():
+    lines = split_guidance(GUIDANCE)
+    assert [ln.number for ln in lines] == [None, 1, 2, 3, None]
+    assert lines[2].text.startswith("2) Freeze")
+
+
+def test_stated_steps_reads_the_why():
+    assert stated_steps("Backs step 3 (Lost cards > Steps): rule.") == [3]
+    assert stated_steps("supports steps 2 and 4") == [2, 4]
+    assert stated_steps("Steps 2-4, then step 7") == [2, 3, 4, 7]
+    assert stated_steps("steps 1, 5 & 6") == [1, 5, 6]
+    assert stated_steps("the fee table") == []
+
+
+def test_link_snippets_stated_then_quoted_then_overlap():
+    lines = split_guidance(GUIDANCE)
+    snippets = [
+        {"text": "Freeze the card in the app", "why": "Backs step 2."},           # stated
+        {"text": "premium accounts pay no fee", "why": "the fee rule"},           # quoted inside step 3
+        {"text": "Verify customer identity with verify_identity", "why": "id"},   # overlap with step 1
+        {"text": "Wire transfers need a second approver.", "why": "unrelated"},   # nothing
+        {"text": "Freeze the card in the app", "why": "Backs step 9."},           # step 9 absent -> quoted
+        "not a snippet",
+    ]
+    unlinked = link_snippets(lines, snippets)
+    by_number = {ln.number: ln for ln in lines if ln.number}
+    assert by_number[2].snippets == [0, 4] and by_number[2].how == {0: "stated", 4: "quoted"}
+    assert by_number[3].snippets == [1] and by_number[3].how[1] == "quoted"
+    assert by_number[1].snippets == [2] and by_number[1].how[2] == "overlap"
+    assert unlinked == [3, 5]
+
+
+def test_segments_cut_overlapping_spans_without_nesting():
+    body = "abcdefghij"
+    segs = segments(body, [Span(0, 2, 6), Span(1, 4, 8, "located"), Span(2, 20, 30)])
+    assert "".join(s.text for s in segs) == body
+    assert [(s.text, s.covers, s.opens, s.closes) for s in segs] == [
+        ("ab", (), (), ()), ("cd", (0,), (0,), ()), ("ef", (0, 1), (1,), (0,)), ("gh", (1,), (), (1,)),
+        ("ij", (), (), ())]
+    assert segs[2].kinds == ("stored", "located")
+
+
+@given(st.text(max_size=60), st.lists(st.tuples(st.integers(0, 70), st.integers(0, 70)), max_size=6))
+def test_segments_always_rebuild_the_body_and_cover_exactly_the_spans(body, pairs):
+    spans = [Span(i, a, b) for i, (a, b) in enumerate(pairs)]
+    segs = segments(body, spans)
+    assert "".join(s.text for s in segs) == body
+    pos = 0
+    for s in segs:
+        for sp in spans:
+            inside = 0 <= sp.start < sp.end <= len(body) and sp.start <= pos and pos + len(s.text) <= sp.end
+            assert (sp.index in s.covers) == (inside and bool(s.text))
+        pos += len(s.text)

@@ -1,0 +1,48 @@
+"""`skillrag index` under a real Ctrl-C (SIGINT to a real process): it says what it kept, and the
+next run embeds only the rest. ``tests/slow_cli.py`` only slows each embedding batch down."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SLOW_CLI = Path(__file__).resolve().parents[1] / "slow_cli.py"
+
+
+def test_ctrl_c_in_index_prints_what_it_kept_and_the_next_run_resumes(ws, tmp_path):
+    log = tmp_path / "log"
+    env = {**os.environ, "SLOW_LOG": str(log), "SLOW_EMBED_S": "0.4", "SLOW_EMBED_BATCH": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, str(SLOW_CLI), "index", "-w", str(ws.root), "--backend", "direct"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+    )
+    end = time.monotonic() + 60
+    while not (log.exists() and len(log.read_text().splitlines()) >= 2):
+        assert time.monotonic() < end and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err
+    m = re.fullmatch(
+        r"interrupted: index direct not written; kept (\d+) of (\d+) passage vectors in the cache "
+        r"\(backends finished: none\); run `skillrag index` again to resume",
+        lines[0],
+    )
+    assert m, lines[0]
+    kept, total = int(m.group(1)), int(m.group(2))
+    assert 2 <= kept < total == 5
+    again = subprocess.run(
+        [sys.executable, "-m", "skillrag.cli.main", "index", "-w", str(ws.root), "--backend", "direct", "--json"],
+        check=False, capture_output=True, text=True, timeout=120,
+    )
+    assert again.returncode == 0, again.stderr
+    (rep,) = json.loads(again.stdout)["reports"]
+    assert rep["reused"] >= kept and rep["reused"] + rep["embedded"] == total

@@ -1,0 +1,312 @@
+"""The /review pages over HTTP on a real server (uvicorn on 127.0.0.1) and a real workspace: sign-in,
+sessions and CSRF, error pages, a tampered output, stale pages. The browser flows are in
+test_review_browser.py."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from html.parser import HTMLParser
+
+import httpx
+import pytest
+import uvicorn
+
+from skillrag.review import ReviewStore
+from skillrag.review.testing import demo_review_workspace
+from skillrag.service import workspace_app
+from skillrag.service.review import SessionStore
+from skillrag.service.testing import free_port, serve_app
+from skillrag.workspace import Workspace
+
+TOKEN = "review-token-5b1f"
+
+
+class _Forms(HTMLParser):
+    """Every <form>: its action and the values of its named inputs (hidden ones included)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.forms: list[dict] = []
+        self._textarea: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "form":
+            self.forms.append({"action": a.get("action"), "fields": {}})
+        elif tag in ("input", "textarea") and self.forms and a.get("name"):
+            self.forms[-1]["fields"][a["name"]] = a.get("value") or ""
+            self._textarea = a["name"] if tag == "textarea" else None
+
+    def handle_endtag(self, tag):
+        if tag == "textarea":
+            self._textarea = None
+
+    def handle_data(self, data):
+        if self._textarea is not None:
+            self.forms[-1]["fields"][self._textarea] += data
+
+
+def forms_of(html: str) -> dict[str, dict[str, str]]:
+    p = _Forms()
+    p.feed(html)
+    return {f["action"]: f["fields"] for f in p.forms}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("review-http") / "ws"
+    demo_review_workspace(root)
+    return root
+
+
+@pytest.fixture
+def ws(built, tmp_path) -> Workspace:
+    shutil.copytree(built, tmp_path / "ws")
+    return Workspace.open(tmp_path / "ws")
+
+
+@contextmanager
+def site(ws: Workspace, token: str | None = TOKEN) -> Iterator[httpx.Client]:
+    with serve_app(workspace_app(ws, token=token)) as url, httpx.Client(base_url=url, timeout=30) as c:
+        yield c
+
+
+def sign_in(c: httpx.Client, name: str = "Dana", token: str | None = TOKEN) -> None:
+    data = {"reviewer": name, "next": "/review"}
+    if token is not None:
+        data["token"] = token
+    r = c.post("/review/-/login", data=data)
+    assert r.status_code == 303, r.text
+
+
+def case_form(c: httpx.Client, case_id: str, action: str) -> dict[str, str]:
+    r = c.get(f"/review/{case_id}")
+    assert r.status_code == 200
+    return forms_of(r.text)[f"/review/{case_id}/{action}"]
+
+
+def test_pages_need_sign_in_and_the_token_never_rides_in_a_url(ws):
+    with site(ws) as c:
+        r = c.get("/review/hp-001")
+        assert r.status_code == 303 and r.headers["location"] == "/review/-/login?next=%2Freview%2Fhp-001"
+        page = c.get(r.headers["location"]).text
+        assert 'type="password"' in page and 'name="token"' in page and 'method="post"' in page
+        r = c.post("/review/-/login", data={"reviewer": "Dana", "token": "wrong", "next": "/review/hp-001"})
+        assert r.status_code == 401 and "wrong token" in r.text and "set-cookie" not in r.headers
+        assert c.get("/review", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 303  # pages: session only
+        r = c.post("/review/-/login", data={"reviewer": "Dana", "token": TOKEN, "next": "/review/hp-001"})
+        assert r.status_code == 303 and r.headers["location"] == "/review/hp-001"
+        cookie = r.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/review" in cookie
+        assert TOKEN not in cookie and TOKEN not in r.headers["location"]
+        listing = c.get("/review")
+        assert listing.status_code == 200 and "Signed in as <strong>Dana</strong>" in listing.text
+        assert TOKEN not in listing.text
+        # the session cookie is not a key to the API: that still needs the bearer token
+        assert c.get("/skills").status_code == 401
+        assert c.get("/skills", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+
+
+def test_the_access_log_never_holds_the_token(ws):
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
+
+    port = free_port()
+    config = uvicorn.Config(workspace_app(ws, token=TOKEN), host="127.0.0.1", port=port, log_level="info",
+                            access_log=True)
+    handler = Keep()
+    logging.getLogger("uvicorn.access").addHandler(handler)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.02)
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as c:
+            c.get("/review")
+            sign_in(c)
+            c.get("/review/hp-001")
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        logging.getLogger("uvicorn.access").removeHandler(handler)
+    assert any("/review/-/login" in ln for ln in lines) and any("/review/hp-001" in ln for ln in lines)
+    assert not any(TOKEN in ln for ln in lines)
+
+
+def test_without_a_token_the_sign_in_asks_only_for_a_name(ws):
+    with site(ws, token=None) as c:
+        page = c.get("/review/-/login").text
+        assert 'name="token"' not in page and 'name="reviewer"' in page
+        r = c.post("/review/-/login", data={"reviewer": "  ", "next": "/review"})
+        assert r.status_code == 400 and "reviewer: must not be empty" in r.text
+        sign_in(c, "Lee", token=None)
+        assert "Signed in as <strong>Lee</strong>" in c.get("/review").text
+
+
+@pytest.mark.parametrize("nxt", ["https://evil.example/x", "//evil.example/review", "/elsewhere", "/review/-/logout",
+                                 "/review\\..\\x"])
+def test_sign_in_never_redirects_off_the_review_pages(ws, nxt):
+    with site(ws) as c:
+        r = c.post("/review/-/login", data={"reviewer": "Dana", "token": TOKEN, "next": nxt})
+        assert r.status_code == 303 and r.headers["location"] == "/review"
+
+
+def test_list_filters(ws):
+    ReviewStore(ws).approve("hp-002", _sha(ws, "hp-002"), "Dana", version=0)
+    with site(ws) as c:
+        sign_in(c)
+
+        def rows(query: str) -> list[str]:
+            html = c.get("/review" + query).text
+            return [cid for cid in ("hp-001", "hp-002", "hp-003") if f'href="/review/{cid}"' in html]
+
+        assert rows("") == ["hp-001", "hp-002", "hp-003"]
+        assert rows("?q=002") == ["hp-002"]
+        assert rows("?state=approved") == ["hp-002"]
+        assert rows("?state=pending&harness=extractive") == ["hp-001", "hp-003"]
+        assert rows("?status=failed") == [] and "No run matches" in c.get("/review?status=failed").text
+        assert rows("?skill=cs-guidance&q=HP-00") == ["hp-001", "hp-002", "hp-003"]
+
+
+def _sha(ws: Workspace, case_id: str) -> str:
+    import hashlib
+
+    return hashlib.sha256((ws.runs_dir / case_id / "output.json").read_bytes()).hexdigest()
+
+
+def test_actions_need_the_session_form_token_and_the_same_origin(ws):
+    store = ReviewStore(ws)
+    with site(ws) as c:
+        sign_in(c)
+        fields = case_form(c, "hp-001", "approve")
+        assert set(fields) == {"csrf", "output_sha256", "version", "comment"}
+        bad = [({**fields, "csrf": ""}, {}), ({**fields, "csrf": "x" + fields["csrf"]}, {}),
+               (fields, {"Origin": "http://evil.example"}), (fields, {"Origin": "null"}),
+               (fields, {"Referer": "http://evil.example/page"})]
+        for data, headers in bad:
+            r = c.post("/review/hp-001/approve", data=data, headers=headers)
+            assert r.status_code == 403 and "nothing was changed" in r.text
+        with httpx.Client(base_url=str(c.base_url)) as stranger:  # no session cookie
+            assert stranger.post("/review/hp-001/approve", data=fields).status_code == 403
+        assert store.actions() == []
+        r = c.post("/review/hp-001/approve", data={**fields, "comment": "all quotes check out"},
+                   headers={"Origin": str(c.base_url)})
+        assert r.status_code == 303 and r.headers["location"] == "/review/hp-001?done=approve#review"
+        [act] = store.actions()
+        assert (act.case_id, act.action, act.reviewer, act.comment) == ("hp-001", "approve", "Dana",
+                                                                         "all quotes check out")
+        r = c.post("/review/-/login", data={"reviewer": "Eve", "token": TOKEN}, headers={"Origin": "http://evil.example"})
+        assert r.status_code == 403
+
+
+def test_bad_input_is_shown_again_with_the_reason(ws):
+    with site(ws) as c:
+        sign_in(c)
+        fields = case_form(c, "hp-001", "reject")
+        r = c.post("/review/hp-001/reject", data={**fields, "reason": "   "})
+        assert r.status_code == 400 and 'role="alert"' in r.text and "reason: must not be empty" in r.text
+        fields = case_form(c, "hp-001", "edit")
+        r = c.post("/review/hp-001/edit", data=fields)  # the agent's text, unchanged
+        assert r.status_code == 400 and "unchanged" in r.text
+        r = c.post("/review/hp-001/edit", data={**fields, "guidance": "1. Shorter plan.", "version": "x"})
+        assert r.status_code == 400 and "version" in r.text
+        assert "1. Shorter plan." in r.text  # the reviewer's text is not lost
+        assert ReviewStore(ws).actions() == []
+
+
+def test_stale_pages_and_rerun_cases_are_refused(ws):
+    with site(ws) as c:
+        sign_in(c)
+        approve = case_form(c, "hp-001", "approve")
+        edit = case_form(c, "hp-001", "edit")
+        assert c.post("/review/hp-001/edit", data={**edit, "guidance": "1. One plan."}).status_code == 303
+        r = c.post("/review/hp-001/approve", data=approve)  # still says version 0
+        assert r.status_code == 409 and "latest is version 1" in r.text
+        r = c.post("/review/hp-001/edit", data={**edit, "guidance": "1. Another plan."})
+        assert r.status_code == 409
+        # the case is run again: its new output is not the one on the page
+        out = ws.runs_dir / "hp-002" / "output.json"
+        reject = case_form(c, "hp-002", "reject")
+        out.write_text(out.read_text() + "\n")
+        r = c.post("/review/hp-002/reject", data={**reject, "reason": "too long"})
+        assert r.status_code == 409 and "run again" in r.text
+        assert [a.action for a in ReviewStore(ws).actions()] == ["edit"]
+
+
+def test_error_pages(ws):
+    with site(ws) as c:
+        sign_in(c)
+        r = c.get("/review/hp-999")
+        assert r.status_code == 404 and r.headers["content-type"].startswith("text/html")
+        assert "<h1>No such run</h1>" in r.text and "hp-999" in r.text
+        r = c.get("/review/bad%20id")
+        assert r.status_code == 400 and "<h1>Not a case id</h1>" in r.text and "is not a valid case id" in r.text
+        r = c.post("/review/hp-999/approve", data={"csrf": forms_of(c.get("/review/hp-001").text)[
+            "/review/hp-001/approve"]["csrf"]})
+        assert r.status_code == 404
+
+
+def test_a_tampered_output_is_shown_failing_and_cannot_be_approved(ws):
+    out = ws.runs_dir / "hp-003" / "output.json"
+    data = json.loads(out.read_text())
+    data["snippets"][0]["text"] = "This sentence is in no article of the help center."
+    out.write_text(json.dumps(data))
+    with site(ws) as c:
+        sign_in(c)
+        r = c.get("/review/hp-003")
+        assert r.status_code == 200 and "Fails the evidence contract" in r.text
+        assert "snippets[0].text: not a verbatim substring" in r.text
+        forms = forms_of(r.text)
+        assert "/review/hp-003/approve" not in forms and "/review/hp-003/edit" not in forms
+        reject = forms["/review/hp-003/reject"]
+        r = c.post("/review/hp-003/approve", data={**reject, "comment": ""})
+        assert r.status_code == 400 and "fails the evidence contract" in r.text
+        assert c.post("/review/hp-003/reject", data={**reject, "reason": "tampered"}).status_code == 303
+        out.write_text("{ not json")
+        r = c.get("/review/hp-003")
+        assert r.status_code == 200 and "Fails the evidence contract" in r.text and "not JSON" in r.text
+    assert [a.action for a in ReviewStore(ws).actions()] == ["reject"]
+
+
+def test_security_headers_and_sign_out(ws):
+    with site(ws) as c:
+        sign_in(c)
+        r = c.get("/review/hp-001")
+        csp = r.headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in csp and "script-src" not in csp and "default-src 'none'" in csp
+        assert r.headers["cache-control"] == "no-store" and r.headers["x-content-type-options"] == "nosniff"
+        assert c.get("/review/-/static/review.css").headers["content-type"].startswith("text/css")
+        csrf = forms_of(r.text)["/review/-/logout"]["csrf"]
+        old = c.cookies.get("skillrag_review")
+        r = c.post("/review/-/logout", data={"csrf": csrf})
+        assert r.status_code == 303 and 'skillrag_review=""' in r.headers["set-cookie"]
+        assert c.get("/review").status_code == 303
+        c.cookies.set("skillrag_review", old, path="/review")  # the old session id is dead on the server
+        assert c.get("/review").status_code == 303
+
+
+def test_review_routes_stay_out_of_the_api_schema(ws):
+    app = workspace_app(ws)
+    paths = set(app.openapi()["paths"])
+    assert not any(p.startswith("/review") for p in paths) and "/chat" in paths
+
+
+def test_sessions_expire_and_are_capped():
+    store = SessionStore(ttl_s=0.2, max_sessions=2)
+    a, sa = store.new("Dana")
+    assert store.get(a) == sa and sa.csrf and sa.csrf != a and len(a) >= 43  # 256 random bits
+    b, _ = store.new("Lee")
+    c, _ = store.new("Eve")  # the oldest session makes room
+    assert store.get(a) is None and store.get(b) is not None and store.get(c) is not None
+    time.sleep(0.25)
+    assert store.get(b) is None and store.get(None) is None and store.get("") is None
