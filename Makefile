@@ -4,8 +4,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 DEMO_WS ?= build/demo-workspace
-# Extras installed into the venv. CI adds `llama` (a real local model server for integration tests) and
-# `browser` (Playwright, driving the system's Chromium for the review pages' browser tests).
+# Extras installed into the venv. CI adds `llama` (a real local model server for integration tests),
+# `browser` (Playwright, driving the system's Chromium for the review pages' browser tests) and `milvus`
+# (the milvus search engine with Milvus Lite).
 EXTRAS ?= dev
 # llama.cpp's default build uses AMX kernels that crash with SIGILL on some CPUs; build without them.
 LLAMA_CMAKE_ARGS := -DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' -DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'
