@@ -76,13 +76,14 @@ def _embed_missing(store: VectorStore, embedder: Embedder, todo: dict[str, str],
     texts = [todo[h] for h in hashes]
     order = _by_token_length(embedder, texts) if len(texts) > batch else list(range(len(texts)))
     done = done_before
-    for start in range(0, len(order), batch):
-        part = order[start : start + batch]
-        vecs = np.asarray(embedder.embed([texts[i] for i in part]), dtype=np.float32)
-        store.put(embedder.id, [hashes[i] for i in part], vecs)
-        done += len(part)
-        if progress:
-            progress(done, total)
+    with store.writer() as put:
+        for start in range(0, len(order), batch):
+            part = order[start : start + batch]
+            vecs = np.asarray(embedder.embed([texts[i] for i in part]), dtype=np.float32)
+            put(embedder.id, [hashes[i] for i in part], vecs)
+            done += len(part)
+            if progress:
+                progress(done, total)
 
 
 def build_index(

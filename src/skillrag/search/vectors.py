@@ -10,7 +10,8 @@ engine uploads them from here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -54,12 +55,22 @@ class VectorStore:
 
     def put(self, embedder_id: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
         """Store ``vectors[i]`` under ``hashes[i]`` in one transaction (replacing any earlier row)."""
-        vecs = np.asarray(vectors, dtype=np.float32)
-        with self.ws.connect() as conn, conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO search_vectors (embedder, text_hash, vector) VALUES (?, ?, ?)",
-                [(embedder_id, h, v.tobytes()) for h, v in zip(hashes, vecs, strict=True)],
-            )
+        with self.writer() as put:
+            put(embedder_id, hashes, vectors)
+
+    @contextmanager
+    def writer(self) -> Iterator[Callable[[str, Sequence[str], np.ndarray], None]]:
+        """A ``put`` on one open connection, for many batches in a row; each call commits at once."""
+        with self.ws.connect() as conn:
+            def put(embedder_id: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
+                vecs = np.asarray(vectors, dtype=np.float32)
+                with conn:
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO search_vectors (embedder, text_hash, vector) VALUES (?, ?, ?)",
+                        [(embedder_id, h, v.tobytes()) for h, v in zip(hashes, vecs, strict=True)],
+                    )
+
+            yield put
 
     def matrix(self, embedder_id: str, hashes: Sequence[str], dim: int) -> np.ndarray:
         """``(len(hashes), dim)`` float32: row ``i`` is the vector of ``hashes[i]`` (repeats allowed).
