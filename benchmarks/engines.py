@@ -20,7 +20,8 @@ its child process, as it does for any Milvus Lite user):
    (384-d) in place of embeddings (embedding 350k passages would take hours on 2 cores). Per engine:
    index write time (no embedding), open time, warm hybrid long-query latency p50/p95 (the 46 task
    texts; the query vector is a seeded random vector, so the figures are the engines' work), and how
-   many of the embedded engine's top 10 the Milvus engine also returns. The growth exponent is the
+   many of the embedded engine's top 10 the Milvus engine also returns. In parts 1 and 3 the engines
+   take turns query by query, so a change in the machine's load hits them alike. The growth exponent is the
    slope of log p50 against log passages (least squares over the three sizes).
 
 The Markdown tables are printed and written to ``--out``; they hold aggregates only, never article
@@ -30,6 +31,7 @@ text. Latencies depend on the load of the machine, which the file records.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import hashlib
 import json
@@ -97,19 +99,20 @@ class RandomEmbedder:
         return l2_normalize(np.asarray(rows, dtype=np.float32).reshape(len(rows), DIM))
 
 
-def run_arm(ws: Workspace, backend: str, mode: str, queries: list[str], embedder: Any = None,
-            k_metrics: int = 50) -> tuple[list[list[str]], list[float]]:
-    """Ranked ids (top ``k_metrics``) and warm k=10 latencies in ms, one per query."""
-    r = open_retriever(ws, backend=backend, mode=mode, embedder=embedder)
-    r.search("warm-up query", k=10)
-    ranked, lat = [], []
+def run_interleaved(retrievers: dict[str, Any], queries: list[str], k_metrics: int = 50,
+                    ) -> dict[str, tuple[list[list[str]], list[float]]]:
+    """Per engine: ranked ids (top ``k_metrics``) and warm k=10 latencies in ms, one per query. The
+    engines take turns query by query, so a change in the machine's load hits them alike."""
+    out: dict[str, tuple[list[list[str]], list[float]]] = {name: ([], []) for name in retrievers}
+    for r in retrievers.values():
+        r.search("warm-up query", k=10)
     for q in queries:
-        ranked.append([h.article_id for h in r.search(q, k=k_metrics)])
-        t0 = time.perf_counter()
-        r.search(q, k=10)
-        lat.append(1000 * (time.perf_counter() - t0))
-    r.close()
-    return ranked, lat
+        for name, r in retrievers.items():
+            out[name][0].append([h.article_id for h in r.search(q, k=k_metrics)])
+            t0 = time.perf_counter()
+            r.search(q, k=10)
+            out[name][1].append(1000 * (time.perf_counter() - t0))
+    return out
 
 
 # -- part 1 and 2: τ²-bench ---------------------------------------------------------------------------
@@ -131,38 +134,42 @@ def tau2_part(data: Path, work: Path, with_server: bool) -> tuple[list[str], dic
     arms = [("direct", "hybrid"), ("direct", "bm25"), ("direct", "dense"), ("wiki", "hybrid")]
     rows: list[dict[str, Any]] = []
     moves: list[str] = []
-
-    def measure(engine_label: str) -> None:
-        for backend, mode in arms:
-            ranked, lat = run_arm(ws, backend, mode, queries)
-            rows.append({"engine": engine_label, "arm": f"{mode} / {backend}", **metrics(ranked, relevant),
-                         "p50": pct(lat)[0], "p95": pct(lat)[1]})
-            log(f"tau2: {engine_label} {mode}/{backend} done")
-
-    measure("embedded")
-    s.engine = "milvus"
-    s.milvus_uri = str(work / "tau2-lite.db")
-    t, reports = timed(lambda: [build_index(ws, backend=b) for b in ("direct", "wiki")])
-    moves.append(f"Milvus Lite (file): {t:.1f} s to write both indexes, "
-                 f"{sum(r.embedded for r in reports)} passages embedded, {sum(r.reused for r in reports)} reused")
-    measure("milvus, Lite in process")
-    disconnect_all()
-    if with_server:
-        with lite_server(work / "tau2-server" / "server.db") as uri:
-            s.milvus_uri = uri
+    targets = {"embedded": ("embedded", None), "milvus, Lite in process": ("milvus", str(work / "tau2-lite.db"))}
+    for label, (engine, uri) in targets.items():
+        if engine == "milvus":
+            s.engine, s.milvus_uri = engine, uri
+            t, reports = timed(lambda: [build_index(ws, backend=b) for b in ("direct", "wiki")])
+            moves.append(f"{label}: {t:.1f} s to write both indexes, {sum(r.embedded for r in reports)} passages "
+                         f"embedded, {sum(r.reused for r in reports)} reused")
+    with contextlib.ExitStack() as stack:
+        stack.callback(disconnect_all)
+        if with_server:
+            uri = stack.enter_context(lite_server(work / "tau2-server" / "server.db"))
+            s.engine, s.milvus_uri = "milvus", uri
             t, reports = timed(lambda: [build_index(ws, backend=b) for b in ("direct", "wiki")])
             moves.append(f"Milvus Lite server on 127.0.0.1: {t:.1f} s to write both indexes, "
                          f"{sum(r.embedded for r in reports)} passages embedded")
-            measure("milvus, server on 127.0.0.1")
-            disconnect_all()
-    s.engine = "embedded"
+            targets["milvus, server on 127.0.0.1"] = ("milvus", uri)
+        for backend, mode in arms:
+            retrievers = {}
+            for label, (engine, uri) in targets.items():
+                s.engine, s.milvus_uri = engine, uri  # each engine copies the settings it was opened with
+                retrievers[label] = open_retriever(ws, backend=backend, mode=mode)
+            for label, (ranked, lat) in run_interleaved(retrievers, queries).items():
+                rows.append({"engine": label, "arm": f"{mode} / {backend}", **metrics(ranked, relevant),
+                             "p50": pct(lat)[0], "p95": pct(lat)[1]})
+            for r in retrievers.values():
+                r.close()
+            log(f"tau2: {mode}/{backend} done")
+    s.engine, s.milvus_uri = "embedded", None
     base = {r["arm"]: r for r in rows if r["engine"] == "embedded"}
     lines = [
         f"Embedder `{rep.embedder_id}`; {rep.passages} passages (direct); embedded engine full build "
         f"{build_s:.1f} s with a fresh vector store. Moving the built indexes into Milvus: " + "; ".join(moves) + ".",
         "",
-        "| engine | arm (mode / backend) | R@10 | R@20 | R@50 | MRR | ΔR@20 vs embedded | long-query p50 ms | p95 ms |",
-        "|---|---|---|---|---|---|---|---|---|",
+        ("| engine | arm (mode / backend) | R@10 | R@20 | R@50 | MRR | ΔR@20 vs embedded | long-query p50 ms "
+         "| p95 ms | p50 / embedded p50 |"),
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     worst = 0.0
     for r in rows:
@@ -170,8 +177,10 @@ def tau2_part(data: Path, work: Path, with_server: bool) -> tuple[list[str], dic
         delta = max(abs(r[f"r@{k}"] - b[f"r@{k}"]) for k in KS)
         worst = max(worst, delta)
         lines.append(f"| {r['engine']} | {r['arm']} | {r['r@10']:.3f} | {r['r@20']:.3f} | {r['r@50']:.3f} "
-                     f"| {r['mrr']:.3f} | {r['r@20'] - b['r@20']:+.3f} | {r['p50']:.1f} | {r['p95']:.1f} |")
-    lines += ["", f"Largest recall@10/20/50 difference from the embedded engine over all arms: {worst:.3f}.", ""]
+                     f"| {r['mrr']:.3f} | {r['r@20'] - b['r@20']:+.3f} | {r['p50']:.1f} | {r['p95']:.1f} "
+                     f"| {r['p50'] / b['p50']:.2f} |")
+    lines += ["", (f"Largest recall@10/20/50 difference from the embedded engine over all arms: {worst:.3f}. "
+                   "The engines of an arm take turns query by query."), ""]
     lines += throughput
     return lines, {"worst_recall_delta": worst, "rows": rows, "passages": rep.passages}
 
@@ -253,29 +262,28 @@ def scale_part(docs: list[dict[str, str]], queries: list[str], work: Path, sizes
         ingest_s, _ = timed(lambda ws=ws, corpus=corpus: ingest(ws, [corpus]))
         prefill_vectors(ws, emb)
         s = ws.config.search
-        results: dict[str, list[list[str]]] = {}
+        built: dict[str, dict[str, Any]] = {}
+        retrievers = {}
         for engine in ("embedded", "milvus"):
             s.engine = engine
             s.milvus_uri = str(folder / "lite.db")
             log(f"scale {target}: {engine} build…")
             write_s, rep = timed(lambda ws=ws: build_index(ws, backend="direct", embedder=emb))
             assert rep.embedded == 0, rep
-            open_s, r = timed(lambda ws=ws: open_retriever(ws, backend="direct", mode="hybrid", embedder=emb))
-            r.search("warm-up query", k=10)
-            lat, ranked = [], []
-            for q in queries:
-                t0 = time.perf_counter()
-                hits = r.search(q, k=10)
-                lat.append(1000 * (time.perf_counter() - t0))
-                ranked.append([h.article_id for h in hits])
-            r.close()
-            results[engine] = ranked
-            rows.append({"size": target, "engine": engine, "articles": n_articles, "passages": rep.passages,
-                         "ingest_s": ingest_s, "write_s": write_s, "open_s": open_s, "p50": pct(lat)[0],
-                         "p95": pct(lat)[1]})
-            log(f"scale {target}: {engine} p50 {pct(lat)[0]:.1f} ms (write {write_s:.1f} s, open {open_s:.1f} s)")
-            del r
-            gc.collect()
+            open_s, retrievers[engine] = timed(
+                lambda ws=ws: open_retriever(ws, backend="direct", mode="hybrid", embedder=emb))
+            built[engine] = {"write_s": write_s, "open_s": open_s, "passages": rep.passages}
+        measured = run_interleaved(retrievers, queries, k_metrics=10)
+        for engine in ("embedded", "milvus"):
+            lat = measured[engine][1]
+            rows.append({"size": target, "engine": engine, "articles": n_articles, "ingest_s": ingest_s,
+                         **built[engine], "p50": pct(lat)[0], "p95": pct(lat)[1]})
+            log(f"scale {target}: {engine} p50 {pct(lat)[0]:.1f} ms (write {built[engine]['write_s']:.1f} s, "
+                f"open {built[engine]['open_s']:.1f} s)")
+            retrievers[engine].close()
+        results = {engine: measured[engine][0] for engine in measured}
+        del retrievers, measured
+        gc.collect()
         disconnect_all()
         overlap = statistics.mean(len(set(a) & set(b)) / max(len(a), 1)
                                   for a, b in zip(results["embedded"], results["milvus"]))
@@ -283,13 +291,15 @@ def scale_part(docs: list[dict[str, str]], queries: list[str], work: Path, sizes
         shutil.rmtree(folder, ignore_errors=True)
     lines = [
         ("| passages | articles | engine | index write s | open s | hybrid long-query p50 ms | p95 ms "
-         "| top-10 shared with embedded |"),
-        "|---|---|---|---|---|---|---|---|",
+         "| p50 / embedded p50 | top-10 shared with embedded |"),
+        "|---|---|---|---|---|---|---|---|---|",
     ]
+    p50_of = {(r["size"], r["engine"]): r["p50"] for r in rows}
     for r in rows:
         shared = f"{r['overlap']:.3f}" if "overlap" in r else "—"
+        ratio = r["p50"] / p50_of[r["size"], "embedded"]
         lines.append(f"| {r['passages']} | {r['articles']} | {r['engine']} | {r['write_s']:.1f} | {r['open_s']:.1f} "
-                     f"| {r['p50']:.1f} | {r['p95']:.1f} | {shared} |")
+                     f"| {r['p50']:.1f} | {r['p95']:.1f} | {ratio:.2f} | {shared} |")
     fits = {}
     for engine in ("embedded", "milvus"):
         pts = [(r["passages"], r["p50"]) for r in rows if r["engine"] == engine]

@@ -128,7 +128,7 @@ def test_build_then_every_mode_ranks_as_the_embedded_engine_does(mws, emb):
         assert np.allclose([s for _, s in got], [s for _, s in want], atol=2e-3), (mode, q)
 
 
-def test_hybrid_search_fuses_bm25_and_dense_with_rrf(mws, emb):
+def test_hybrid_search_fuses_bm25_and_dense_with_rrf(tmp_path, mws, emb):
     build_index(mws, embedder=emb)
     r = open_retriever(mws, mode="hybrid", embedder=emb)
     hits = r.search("swift", k=10)
@@ -136,6 +136,9 @@ def test_hybrid_search_fuses_bm25_and_dense_with_rrf(mws, emb):
     assert abs(hits[0].score - 2 / 61) < 1e-9  # first in both rankings, k = 60
     assert [h.article_id for h in open_retriever(mws, mode="bm25", embedder=emb).search("swift", k=10)] == ["wire"]
     assert hits[0].title == "Send an international wire" and hits[0].preview.startswith("# Send an international")
+    mws.config.search.milvus_uri = str(tmp_path / "elsewhere.db")  # an open retriever keeps its target
+    assert [h.article_id for h in r.search("swift", k=10)] == [h.article_id for h in hits]
+    assert not (tmp_path / "elsewhere.db").exists()
 
 
 def test_incremental_update_upserts_only_the_changed_passages(tmp_path, mws, emb):

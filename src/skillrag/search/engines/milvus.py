@@ -65,6 +65,7 @@ from skillrag.errors import ConfigError, EngineError, IndexStateError, MissingEx
 from skillrag.search._types import SearchFilters
 from skillrag.search.engines._base import BuildInput, Ranking, empty_ranking
 from skillrag.workspace import Workspace
+from skillrag.workspace.config import SearchSettings
 
 __all__ = ["FORMAT_VERSION", "MilvusEngine", "MilvusIndex", "disconnect_all", "filter_expr", "resolve_uri"]
 
@@ -96,11 +97,12 @@ def _pymilvus() -> Any:
     return pymilvus
 
 
-def resolve_uri(ws: Workspace) -> tuple[str, Path | None]:
-    """``(uri, Lite file or None)`` from ``search.milvus_uri``: a server URL as given, or the absolute
-    path of a Milvus Lite ``.db`` file (relative paths are under the workspace; default
-    ``.skillrag/milvus.db``). Raises ``ConfigError`` for a file name Milvus Lite cannot use."""
-    raw = ws.config.search.milvus_uri
+def resolve_uri(ws: Workspace, settings: SearchSettings | None = None) -> tuple[str, Path | None]:
+    """``(uri, Lite file or None)`` from ``search.milvus_uri`` (of ``settings``, default the workspace's):
+    a server URL as given, or the absolute path of a Milvus Lite ``.db`` file (relative paths are under
+    the workspace; default ``.skillrag/milvus.db``). Raises ``ConfigError`` for a file name Milvus Lite
+    cannot use."""
+    raw = (settings or ws.config.search).milvus_uri
     if raw and urlparse(raw).scheme.lower() in SERVER_SCHEMES:
         return raw, None
     path = Path(raw).expanduser() if raw else ws.state_dir / "milvus.db"
@@ -137,14 +139,15 @@ def _lite_locked(path: Path) -> bool:
     return False
 
 
-def connect(ws: Workspace) -> Any:
-    """A ``pymilvus.MilvusClient`` for the workspace's ``milvus_uri`` (one per process and target).
+def connect(ws: Workspace, settings: SearchSettings | None = None) -> Any:
+    """A ``pymilvus.MilvusClient`` for ``milvus_uri`` of ``settings`` (default: the workspace's search
+    settings), one per process and target.
 
     Raises ``MissingExtraError`` without the ``milvus`` extra, ``EngineError`` when the server is
     unreachable, the Lite file is open in another process, or Milvus Lite cannot start.
     """
-    s = ws.config.search
-    uri, lite = resolve_uri(ws)
+    s = settings or ws.config.search
+    uri, lite = resolve_uri(ws, s)
     token = os.environ.get("SKILLRAG_MILVUS_TOKEN") or s.milvus_token or ""
     key = (uri, token, s.milvus_database or "")
     with _CLIENTS_LOCK:
@@ -260,21 +263,23 @@ class _Names:
 
 
 class MilvusEngine:
-    """Indexes stored in Milvus (module doc). Connects lazily, on the first call that needs it."""
+    """Indexes stored in Milvus (module doc). The search settings are copied when the engine is made, so
+    an engine (and the indexes it opened) keeps its target when the config changes later. Connects
+    lazily, on the first call that needs it."""
 
     name = "milvus"
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self.settings = ws.config.search
-        self.uri, self.lite = resolve_uri(ws)
+        self.settings = ws.config.search.model_copy()
+        self.uri, self.lite = resolve_uri(ws, self.settings)
         self.where = str(self.lite) if self.lite else self.uri
         _pymilvus()  # a missing extra is an error now, not at the first search
 
     # -- plumbing --------------------------------------------------------------------------------
     @property
     def client(self) -> Any:
-        return connect(self.ws)
+        return connect(self.ws, self.settings)
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         try:
