@@ -15,7 +15,8 @@ with two renames, so a search never sees a half-written index; the manifest is w
 Scoring is exact brute force: BM25 scores of every item from the sparse bm25s matrix, the inner
 product of the query vector with every passage (``einsum``), the best passage per item
 (``maximum.reduceat``), then the best ``depth`` items by ``argpartition`` (no full sort). Measured on
-synthetic corpora (``benchmarks/engines.py``): the dense part grows linearly with the passages.
+synthetic corpora (``benchmarks/engines.py``, hybrid long queries, 2 cores): p50 2.3 ms at 7.5k
+passages, 5.3 ms at 35k, 59 ms at 350k (∝ passages^0.86), faster than Milvus Lite at all three.
 """
 
 from __future__ import annotations
