@@ -223,7 +223,14 @@ def test_stale_corpus_and_a_rebuild_elsewhere_are_refused(tmp_path, mws, emb):
     build_index(mws, embedder=emb)
     with pytest.raises(IndexStateError, match="changed since it was opened"):
         r.search("wire", k=1)  # the index this retriever read was replaced under it
-    assert open_retriever(mws, embedder=emb).search("brand new card", k=1)[0].article_id == "new_card"
+    fresh = open_retriever(mws, embedder=emb)
+    assert fresh.search("brand new card", k=1)[0].article_id == "new_card"
+    for what in ("items", "passages", "meta"):
+        _client(mws).drop_collection(f"{mws.config.search.milvus_collection}_direct_{what}")
+    with pytest.raises(IndexStateError, match="changed since it was opened"):
+        fresh.search("wire", k=1)  # dropped under it
+    with pytest.raises(IndexStateError, match="no direct search index"):
+        open_retriever(mws, embedder=emb)
 
 
 def test_a_half_built_index_is_refused(mws, emb):

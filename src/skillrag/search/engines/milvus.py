@@ -608,7 +608,15 @@ class MilvusIndex:
                             self._dense_params, depth, limit, mask, filters, "item")
 
     def check_current(self) -> None:
-        header = self.engine.header(self.backend)
+        """One request: the manifest row's build id and state, against those read when opened."""
+        try:
+            rows = self.engine.client.get(self.names.meta, ids=["manifest"], output_fields=["value"],
+                                          timeout=self.timeout)
+            header = json.loads(rows[0]["value"]) if rows else None
+        except (EngineError, MissingExtraError):
+            raise
+        except Exception:  # noqa: BLE001 - the slow path tells an unreachable server from a dropped index
+            header = self.engine.header(self.backend)
         if header is None or header.get("state") != "ready" or header.get("build_id") != self.manifest.get("build_id"):
             raise IndexStateError(f"the {self.backend} index in Milvus ({self.engine.where}) changed since it was "
                                   "opened (rebuilt or being updated); open it again (rerun the command or restart "
