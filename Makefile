@@ -34,6 +34,7 @@ bench: install
 	$(PY) benchmarks/retrieval.py
 	if $(PY) -c "import pymilvus, milvus_lite" 2>/dev/null; then $(PY) benchmarks/engines.py; \
 	else echo "benchmarks/engines.py skipped: it needs the milvus extra (make bench EXTRAS=dev,milvus)"; fi
+	$(PY) benchmarks/navigation.py --variants
 	$(PY) benchmarks/eval_tau2.py --variants
 	$(PY) benchmarks/update_readme.py
 

@@ -50,6 +50,13 @@ def section() -> str:
                          + "\n\n" + t[0] + "\n\n" + t[2] + "\n\n" + _bullets(md)
                          + "\n\nEmbedding throughput and the build figures: [benchmarks/results/engines.md]"
                          "(benchmarks/results/engines.md).")
+    nav = RESULTS / "navigation.md"
+    if nav.exists():
+        md = nav.read_text(encoding="utf-8")
+        t = _tables(md)
+        parts.append("### Navigation: what one retrieve call reaches (`benchmarks/navigation.py`)\n\n" + _intro(md)
+                     + "\n\n" + (t[0] if t else "") + "\n\nDefinitions: [benchmarks/results/navigation.md]"
+                     "(benchmarks/results/navigation.md).")
     ev = RESULTS / "eval_tau2.md"
     if ev.exists():
         md = ev.read_text(encoding="utf-8")

@@ -29,6 +29,30 @@ def sequential_log():
     ]
 
 
+def test_interleaved_calls_that_name_their_case_are_split_exactly():
+    # two harnesses working two cases at once on one workspace: each call names its case
+    def named(cid, tool, **args):
+        return call(tool, **args) | {"case_id": cid}
+
+    log = [
+        named("a", "load_case", case_id="a"),
+        named("b", "load_case", case_id="b"),
+        named("a", "retrieve", query="qa"),
+        named("b", "retrieve", query="qb1"),
+        named("b", "retrieve", query="qb2"),
+        named("a", "get_article", article_id="x"),
+        named("b", "save_output", case_id="b"),
+        named("a", "save_output", case_id="a"),
+    ]
+    segs, amb = attribute_calls(log)
+    assert amb == set()
+    assert [c["args"].get("query") for c in segs["b"] if c["tool"] == "retrieve"] == ["qb1", "qb2"]
+    assert [c["tool"] for c in segs["a"]] == ["load_case", "retrieve", "get_article", "save_output"]
+    # the same log without the case field cannot be split honestly: both cases are ambiguous
+    _, amb_unnamed = attribute_calls([{k: v for k, v in c.items() if k != "case_id"} for c in log])
+    assert amb_unnamed == {"a", "b"}
+
+
 def test_sequential_log_is_split_by_case():
     segs, amb = attribute_calls(sequential_log())
     assert amb == set()

@@ -57,7 +57,7 @@ def test_happy_path_three_queries_two_fetches(ws, cases, retriever):
         return call("get_article", article_id="kb_card_travel")
 
     def save(messages, info):
-        body = last_tool_return(messages, "get_article")["text"]
+        body = last_tool_return(messages, "get_article")["body"]
         assert GOOD2 in body
         return save_call(("kb_card_lost", GOOD), ("kb_card_travel", GOOD2))
 
@@ -154,7 +154,8 @@ def test_query_budget_refuses_once_then_stops(ws, cases, retriever):
     model = ScriptedModel([call("retrieve", query=f"card {i}") for i in range(10)])
     res = run(ws, cases, retriever, model, budgets={"max_queries": 2})
     assert res.status == "budget_exceeded"
-    assert "query budget spent (2 retrieve calls)" in res.record.error
+    assert res.record.error == ("query budget spent (2 retrieve calls for case 'case_lost'); this call was "
+                                "refused: work with what you have found and call save_output")
     assert len(res.record.queries) == 2 and model.calls == 4
     refused = last_tool_return(model.requests[3], "retrieve")
     assert "refused" in refused["error"]

@@ -14,7 +14,8 @@ def test_index_then_search_json(ws, capsys):
     assert main(["search", "swift wire abroad", "-w", str(ws.root), "-k", "2", "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)
     assert len(hits) == 2 and hits[0]["article_id"] == "wire"
-    assert set(hits[0]) == {"article_id", "score", "title", "preview", "page_ids"}
+    assert set(hits[0]) == {"article_id", "score", "relevance", "bm25_rank", "dense_rank", "title", "section",
+                            "preview", "page_ids"}
     assert hits[0]["page_ids"] == []
 
 
@@ -59,6 +60,13 @@ def test_wiki_backend_over_a_real_extractive_layer(ws, capsys):
     assert main(["index", "-w", str(ws.root), "--backend", "wiki"]) == 0
     capsys.readouterr()
     assert main(["search", "swift wire abroad", "-w", str(ws.root), "--backend", "wiki", "--json"]) == 0
-    hits = json.loads(capsys.readouterr().out)
+    got = json.loads(capsys.readouterr().out)
+    hits, pages = got["hits"], got["pages"]
     assert hits and all(h["page_ids"] for h in hits)
     assert "wire" in [h["article_id"] for h in hits]
+    assert pages and pages[0]["page_id"] in hits[0]["page_ids"] + [p["page_id"] for p in pages]
+    assert all({"page_id", "kind", "title", "intent", "relevance", "articles"} <= set(p) for p in pages)
+    assert any(a["id"] == "wire" for p in pages for a in p["articles"])
+    assert main(["search", "swift wire abroad", "-w", str(ws.root), "--backend", "wiki", "--id-prefix", "wire"]) == 0
+    out = capsys.readouterr().out
+    assert "wire" in out and "page " in out and "lost_card" not in out

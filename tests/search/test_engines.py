@@ -41,7 +41,7 @@ def test_top_k_equals_a_stable_full_sort_even_with_ties(seed):
     assert idx.shape == sc.shape == (0,)
 
 
-def test_retriever_asks_the_engine_for_the_fusion_depth_only(ws, emb, monkeypatch):
+def test_retriever_asks_an_in_memory_engine_for_everything_and_a_server_for_the_fusion_depth(ws, emb, monkeypatch):
     from skillrag.search import retriever as retriever_module
 
     build_index(ws, embedder=emb)
@@ -50,11 +50,14 @@ def test_retriever_asks_the_engine_for_the_fusion_depth_only(ws, emb, monkeypatc
     real_lexical, real_dense = r.index.lexical, r.index.dense
     monkeypatch.setattr(r.index, "lexical", lambda *a: asked.append(("bm25", a[1])) or real_lexical(*a))
     monkeypatch.setattr(r.index, "dense", lambda *a: asked.append(("dense", a[1])) or real_dense(*a))
-    r.search("wire abroad", k=3)
-    assert asked == [("bm25", retriever_module.FUSION_DEPTH), ("dense", retriever_module.FUSION_DEPTH)]
+    full = r.search("wire abroad", k=3)
+    assert r.engine.exhaustive and asked == [("bm25", 5), ("dense", 5)]  # every item: exact ranks
     asked.clear()
-    r.mode = "dense"
-    assert len(r.search("wire abroad", k=3)) == 3 and asked == [("dense", 3)]
+    r.depth = 2  # as for an engine on a server (FUSION_DEPTH there): only the best of each ranking
+    assert retriever_module.FUSION_DEPTH == 200
+    cut = r.search("wire abroad", k=3)
+    assert asked == [("bm25", 2), ("dense", 2)]
+    assert cut[0].article_id == full[0].article_id and cut[0].bm25_rank == full[0].bm25_rank == 1
 
 
 def test_milvus_without_the_extra_names_it(ws, monkeypatch):

@@ -135,7 +135,8 @@ def test_hybrid_search_fuses_bm25_and_dense_with_rrf(tmp_path, mws, emb):
     assert len(hits) == 5 and hits[0].article_id == "wire"  # dense ranks every article, BM25 only "wire"
     assert abs(hits[0].score - 2 / 61) < 1e-9  # first in both rankings, k = 60
     assert [h.article_id for h in open_retriever(mws, mode="bm25", embedder=emb).search("swift", k=10)] == ["wire"]
-    assert hits[0].title == "Send an international wire" and hits[0].preview.startswith("# Send an international")
+    assert hits[0].title == "Send an international wire" and hits[0].preview.startswith("Wires abroad need")
+    assert hits[0].bm25_rank == hits[0].dense_rank == 1 and hits[0].relevance == 1.0
     mws.config.search.milvus_uri = str(tmp_path / "elsewhere.db")  # an open retriever keeps its target
     assert [h.article_id for h in r.search("swift", k=10)] == [h.article_id for h in hits]
     assert not (tmp_path / "elsewhere.db").exists()

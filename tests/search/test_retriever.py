@@ -19,8 +19,16 @@ def test_every_mode_finds_the_obvious_article(built, emb, mode):
     assert hits and isinstance(hits[0], Hit)
     assert hits[0].article_id == "close_account"
     assert hits[0].title == "Close a checking account"
-    assert hits[0].preview.startswith("# Close a checking account To close")
-    assert hits[0].page_ids == ()
+    assert hits[0].preview == "To close a checking account the balance must be zero."  # the passage, no heading
+    assert hits[0].section == "Close a checking account"
+    assert hits[0].page_ids == () and hits[0].relevance == 1.0
+    assert [h.relevance for h in hits] == sorted((h.relevance for h in hits), reverse=True)
+    assert all(0.0 <= h.relevance <= 1.0 for h in hits)
+    if mode != "dense":
+        assert hits[0].bm25_rank == 1
+    if mode != "bm25":
+        assert hits[0].dense_rank is not None and hits[0].dense_rank >= 1
+    assert (hits[0].bm25_rank is None) == (mode == "dense") and (hits[0].dense_rank is None) == (mode == "bm25")
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 

@@ -79,3 +79,54 @@ def skill(ws: Workspace):
 @pytest.fixture
 def gt_secret() -> str:
     return GT_SECRET
+
+
+# -- a workspace with a real index and a real (extractive) navigation layer -------------------------
+FAMILY = [
+    {
+        "id": "doc_cards_gold_001",
+        "title": "Gold Rewards Card: annual fee",
+        "content": (
+            "## Fees\n\nThe Gold Rewards Card has an annual fee of $95, waived in the first year.\n\n"
+            "## Fees\n\nLate payments on the Gold Rewards Card cost $40.\n"
+        ),
+    },
+    {
+        "id": "doc_cards_gold_002",
+        "title": "Gold Rewards Card: replacement",
+        "content": "## Replacement\n\nReplace a Gold Rewards Card with `order_replacement_card_2231` "
+                   "after the card is frozen.\n",
+    },
+    {
+        "id": "doc_cards_(general)_010",
+        "title": "Internal: card disputes",
+        "content": (
+            "# Disputes\n\n## Provisional credit\n\nGive provisional credit within 10 business days "
+            "with `file_dispute_7731`.\n\n## Escalation\n\nEscalate disputes above $5,000 to the "
+            "payments team.\n"
+        ),
+    },
+]
+
+
+def make_wiki_workspace(root: Path, *, backend: str = "wiki") -> Workspace:
+    """A workspace (hash embedder, no model download) holding ARTICLES + FAMILY, with an extractive
+    navigation layer and both search indexes built; the skill's backend is ``backend``."""
+    from skillrag.search import build_index
+    from skillrag.wiki import build_wiki
+    from skillrag.workspace.config import WorkspaceConfig
+
+    cfg = WorkspaceConfig.model_validate({"search": {"backend": backend, "embedder": "hash"}})
+    w = Workspace.init(root / "ws", config=cfg)
+    src = root / "src" / "kb"
+    src.mkdir(parents=True)
+    (src / "articles.json").write_text(json.dumps(ARTICLES + FAMILY), encoding="utf-8")
+    ingest(w, [src])
+    build_wiki(w, builder="extractive")
+    build_index(w, backend="wiki")
+    return w
+
+
+@pytest.fixture
+def wiki_ws(tmp_path: Path) -> Workspace:
+    return make_wiki_workspace(tmp_path)

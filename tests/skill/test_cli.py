@@ -7,7 +7,9 @@ import json
 import pytest
 
 from skillrag.cli.main import main
+from skillrag.corpus import ArticleStore
 from skillrag.skill.testing import make_output
+from skillrag.skill.views import BODY_RULE
 
 
 def _out(capsys):
@@ -96,20 +98,26 @@ def test_tool_commands(ws, cases_path, good, capsys, gt_secret):
     out = _out(capsys)[0]
     assert json.loads(out)["case_id"] == "case_1" and gt_secret not in out
     assert main(["tool", "get-article", "art_fees", *w]) == 0
-    assert _out(capsys)[0].startswith("## Fees")
+    out = _out(capsys)[0]
+    head, body = out.split(BODY_RULE + "\n")
+    assert head.startswith("id: art_fees\ntitle: Fee table\n") and "1. Fees" in head
+    assert "budget: case case_1: 5 of 5 queries, 11 of 12 fetches, 4 of 4 saves left" in head
+    assert body == ArticleStore(ws).get("art_fees").body + "\n"
     assert main(["tool", "get-article", "art_card_lost", "--section", "Replacement", "--json", *w]) == 0
-    assert json.loads(_out(capsys)[0])["part"] == "section:Replacement"
+    got = json.loads(_out(capsys)[0])
+    assert got["part"] == "section:2" and got["budget"] == {"queries_left": 5, "fetches_left": 10, "saves_left": 4}
     assert main(["tool", "get-article", "../etc", *w]) == 2
     assert _out(capsys)[1].startswith("error: '../etc' is not a valid article id")
     assert main(["tool", "save-output", str(good), *w]) == 0
     res = json.loads(_out(capsys)[0])
     assert res["accepted"] and (ws.runs_dir / "case_1" / "output.json").is_file()
+    assert res["evidence"][0]["start"] >= 0 and res["budget"]["saves_left"] == 3
     assert main(["tool", "load-case", "case_1", *w]) == 2
     assert "no case file" in _out(capsys)[1]
 
 
 def test_tool_retrieve_without_index_is_one_line_error(ws, capsys):
-    code = main(["tool", "retrieve", "lost card", "-w", str(ws.root)])
+    code = main(["tool", "retrieve", "lost card", "--case", "case_1", "-w", str(ws.root)])
     err = _out(capsys)[1]
     assert code == 2 and err.startswith("error:") and "Traceback" not in err
 

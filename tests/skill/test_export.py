@@ -113,13 +113,13 @@ def test_exported_script_runs_without_skillrag_on_path(ws, skill, tmp_path, case
     assert json.loads((out / "scripts" / "config.json").read_text())["python"] == sys.executable
     env = {"PATH": str(tmp_path), "HOME": str(tmp_path)}  # no skillrag executable reachable
     bare = [sys.executable, "-S"]  # -S: no site-packages, so this Python cannot import skillrag
-    r = subprocess.run([*bare, str(out / "scripts" / "get_article.py"), "art_fees"], capture_output=True,
-                       text=True, env=env, timeout=60, check=False)
+    r = subprocess.run([*bare, str(out / "scripts" / "get_article.py"), "art_fees", "--case", "case_1"],
+                       capture_output=True, text=True, env=env, timeout=60, check=False)
     assert r.returncode == 0 and "Premium accounts pay no fee." in r.stdout, r.stderr
     cfg = json.loads((out / "scripts" / "config.json").read_text())
     (out / "scripts" / "config.json").write_text(json.dumps({**cfg, "python": ""}))
-    r = subprocess.run([*bare, str(out / "scripts" / "get_article.py"), "art_fees"], capture_output=True,
-                       text=True, env=env, timeout=60, check=False)
+    r = subprocess.run([*bare, str(out / "scripts" / "get_article.py"), "art_fees", "--case", "case_1"],
+                       capture_output=True, text=True, env=env, timeout=60, check=False)
     assert r.returncode == 2 and r.stderr.startswith("error: skillrag is not installed") and "Traceback" not in r.stderr
 
 
@@ -135,3 +135,87 @@ def test_spec_check_also_rejects_bad_skill_yaml(tmp_path):
         fh.write("\nretrival_k: 3\n")
     reasons = check_skill_folder(folder)
     assert len(reasons) == 1 and "retrival_k" in reasons[0] and "unknown setting" in reasons[0]
+
+
+@pytest.mark.slow
+def test_exported_scripts_drive_a_whole_case_with_budgets(tmp_path, cases_path):
+    """An external harness's view: the exported scripts run as subprocesses (each a new process),
+    budgets are kept per case in the workspace, and the outputs carry everything SKILL.md promises."""
+    from skillrag.cli.main import main
+    from skillrag.skill import BudgetLedger
+    from skillrag.skill.budget import refusal
+    from skillrag.skill.views import BODY_RULE
+
+    from .conftest import make_wiki_workspace
+
+    ws = make_wiki_workspace(tmp_path)
+    (ws.skills_dir / "cs-guidance").mkdir(parents=True)
+    import shutil
+
+    from skillrag.skill import builtin_skills_dir
+
+    shutil.copytree(builtin_skills_dir() / "cs-guidance", ws.skills_dir / "cs-guidance", dirs_exist_ok=True)
+    yml = ws.skills_dir / "cs-guidance" / "skill.yaml"
+    yml.write_text(yml.read_text().replace("max_queries: 5", "max_queries: 3"))
+    assert main(["skill", "export", "cs-guidance", str(tmp_path / "exp"), "-w", str(ws.root),
+                 "--cases", str(cases_path)]) == 0
+    out = tmp_path / "exp" / "cs-guidance"
+    manual = (out / "SKILL.md").read_text()
+    assert "**3 queries**" in manual and "**12 fetches**" in manual and "**4 saves**" in manual
+    assert "${" not in manual and "--case CASE_ID" in manual
+    assert "| queries | 3 |" in (out / "references" / "tools.md").read_text()
+    env = {k: v for k, v in os.environ.items() if k not in ("SKILLRAG_WORKSPACE", "SKILLRAG_CASES", "SKILLRAG_CASE")}
+    scripts = out / "scripts"
+
+    def sh(cmd: str, **extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(cmd, shell=True, capture_output=True, text=True, env={**env, **extra}, timeout=120,
+                              cwd=scripts, check=False)
+
+    py = sys.executable
+    r = sh(f"{py} load_case.py case_1")
+    assert r.returncode == 0, r.stderr
+    case = json.loads(r.stdout)
+    assert case["as_of"] and case["budget"] == {"queries_left": 3, "fetches_left": 12, "saves_left": 4}
+    r = sh(f"{py} retrieve.py 'gold card annual fee' --case case_1 --id-prefix doc_cards_gold_")
+    hits = json.loads(r.stdout)
+    assert hits["hits"][0]["article_id"] == "doc_cards_gold_001" and hits["hits"][0]["section"] == "Fees"
+    assert hits["pages"][0]["page_id"] == "cards-gold" and hits["budget"]["queries_left"] == 2
+    r = sh(f"{py} retrieve.py --page cards-gold --case case_1")
+    assert json.loads(r.stdout)["page"]["articles"][0]["id"] == "doc_cards_gold_001"
+    # an id with parentheses, single-quoted as SKILL.md says
+    r = sh(f"{py} get_article.py 'doc_cards_(general)_010' --case case_1")
+    assert r.returncode == 0 and r.stdout.startswith("id: doc_cards_(general)_010\ntitle: Internal: card disputes")
+    assert BODY_RULE in r.stdout
+    r = sh(f"{py} get_article.py doc_cards_(general)_010 --case case_1")  # unquoted: the shell refuses it
+    assert r.returncode != 0
+    r = sh(f"{py} get_article.py doc_cards_gold_001 --json", SKILLRAG_CASE="case_1")
+    art = json.loads(r.stdout)
+    assert art["title"] == "Gold Rewards Card: annual fee" and art["budget"]["fetches_left"] == 10
+    draft = tmp_path / "d.json"
+    draft.write_text(json.dumps({
+        "case_id": "case_1", "n_snippets": 1, "articles_consulted": ["doc_cards_gold_001"],
+        "guidance": "1. Tell the customer the annual fee is $95, waived in the first year, and $40 if late.",
+        "snippets": [{"source_article": "doc_cards_gold_001", "source_title": art["title"],
+                      "text": "The Gold Rewards Card has an annual fee of $95, waived in the first year.",
+                      "why": "fee"}]}))
+    r = sh(f"{py} save_output.py {draft} --check")
+    checked = json.loads(r.stdout)
+    assert r.returncode == 0 and checked["checked_only"] and checked["budget"]["saves_left"] == 4
+    assert [(w["kind"], w["subject"]) for w in checked["warnings"]] == [("unquoted_identifier", "$40")]
+    r = sh(f"{py} save_output.py {draft}")
+    saved = json.loads(r.stdout)
+    assert r.returncode == 0 and saved["evidence"][0]["start"] > 0 and saved["budget"]["saves_left"] == 3
+    sh(f"{py} retrieve.py 'late payment' --case case_1")
+    r = sh(f"{py} retrieve.py 'one query too many' --case case_1")
+    state = BudgetLedger(ws).current("case_1", "cs-guidance")
+    assert r.returncode == 2 and r.stdout == "" and r.stderr == f"error: {refusal('query', state)}\n"
+    # two agents at once on two cases of one workspace
+    procs = [subprocess.Popen(f"{py} load_case.py {c} && {py} retrieve.py 'card' --case {c}", shell=True,
+                              cwd=scripts, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for c in ("case_2", "case_1")]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert procs[0].returncode == 0, outs[0][1]
+    assert json.loads(outs[0][0].split("\n}\n", 1)[1])["budget"]["queries_left"] == 2  # case_2's own account
+    assert procs[1].returncode == 2 and "query budget spent" in outs[1][1]  # case_1's is still spent
+    log = [json.loads(x) for x in (ws.runs_dir / "tool_calls.jsonl").read_text().splitlines()]
+    assert {x["case_id"] for x in log} == {"case_1", "case_2"}

@@ -35,17 +35,26 @@ def test_mcp_lists_and_calls_the_tools(ws, cases_path, gt_secret):
 
     got = anyio.run(session)
     assert got["names"] == list(TOOL_NAMES)
-    assert set(got["schemas"]["get_article"]["properties"]) == {"article_id", "section", "summary"}
+    assert set(got["schemas"]["get_article"]["properties"]) == {"article_id", "section", "summary", "case_id"}
+    assert set(got["schemas"]["retrieve"]["properties"]) == {"query", "k", "tags", "title_prefix", "id_prefix",
+                                                             "page", "case_id"}
+    assert set(got["schemas"]["save_output"]["properties"]) == {"output", "check"}
 
     case = json.loads(got["case"].content[0].text)
     assert case["contact_reason"] == "Customer lost their debit card"
     assert gt_secret not in got["case"].content[0].text
 
-    hits = got["hits"].structured_content["result"]
-    assert len(hits) == 2 and hits[0]["article_id"] == "art_card_lost"
+    case_budget = json.loads(got["case"].content[0].text)["budget"]
+    assert case_budget == {"queries_left": 5, "fetches_left": 12, "saves_left": 4}
+    result = got["hits"].structured_content
+    hits = result["hits"]
+    assert len(hits) == 2 and hits[0]["article_id"] == "art_card_lost" and result["case_id"] == "case_1"
+    assert result["budget"] == {"queries_left": 4, "fetches_left": 12, "saves_left": 4}
 
     art = got["art"].structured_content
-    assert art["text"].startswith("## Replacement") and art["part"] == "section:Replacement"
+    assert art["body"].startswith("## Replacement") and art["part"] == "section:2"
+    assert art["title"] == "Lost or stolen debit cards" and [s["heading"] for s in art["sections"]] == [
+        "Freezing the card", "Replacement"]
 
     assert not got["saved"].is_error
     saved = got["saved"].structured_content
@@ -88,4 +97,63 @@ def test_skillrag_mcp_command_over_stdio(ws, cases_path):
     names, case, art = anyio.run(session)
     assert names == list(TOOL_NAMES)
     assert json.loads(case.content[0].text)["case_id"] == "case_1"
-    assert art.structured_content["text"].startswith("## Fees")
+    assert art.structured_content["body"].startswith("## Fees")
+
+
+def test_mcp_budgets_pages_filters_check_and_warnings(wiki_ws, cases_path):
+    from skillrag.cli.main import main
+    from skillrag.skill import BudgetLedger
+    from skillrag.skill.budget import refusal
+
+    yml = wiki_ws.skills_dir / "cs-guidance"
+    import shutil
+
+    from skillrag.skill import builtin_skills_dir
+
+    shutil.copytree(builtin_skills_dir() / "cs-guidance", yml)
+    (yml / "skill.yaml").write_text((yml / "skill.yaml").read_text().replace("max_queries: 5", "max_queries: 3"))
+    server, _tools = build_mcp_server(wiki_ws, cases=CaseFile(cases_path))
+    assert "**3 queries**" in server.instructions and "${" not in server.instructions
+    good = make_output("case_1", [("doc_cards_gold_001", "Late payments on the Gold Rewards Card cost $40.")],
+                       guidance="1. Late payments on the Gold Rewards Card cost $40; use `waive_fee_1200` once.")
+
+    async def session() -> dict:
+        got: dict = {}
+        async with Client(server) as client:
+            got["case"] = await client.call_tool("load_case", {"case_id": "case_1"})
+            got["hits"] = await client.call_tool("retrieve", {"query": "card fee", "id_prefix": ["doc_cards_gold_"]})
+            got["page"] = await client.call_tool("retrieve", {"page": "cards-gold"})
+            got["art"] = await client.call_tool("get_article", {"article_id": "doc_cards_gold_001", "section": "2"})
+            got["check"] = await client.call_tool("save_output", {"output": good, "check": True})
+            got["saved"] = await client.call_tool("save_output", {"output": good})
+            got["third"] = await client.call_tool("retrieve", {"query": "lost card"})
+            got["refused"] = await client.call_tool("retrieve", {"query": "one more"})
+            got["other"] = await client.call_tool("retrieve", {"query": "wire", "case_id": "case_2"})
+        return got
+
+    got = anyio.run(session)
+    assert json.loads(got["case"].content[0].text)["as_of"]
+    hits = got["hits"].structured_content
+    assert {h["article_id"] for h in hits["hits"]} == {"doc_cards_gold_001", "doc_cards_gold_002"}
+    assert hits["pages"][0]["page_id"] == "cards-gold" and hits["budget"]["queries_left"] == 2
+    assert got["page"].structured_content["page"]["page_id"] == "cards-gold"
+    art = got["art"].structured_content
+    assert art["part"] == "section:2" and art["body"].startswith("## Fees\n\nLate payments")
+    check = got["check"].structured_content
+    assert check["checked_only"] and check["budget"]["saves_left"] == 4
+    assert [w["subject"] for w in check["warnings"]] == ["waive_fee_1200"]
+    saved = got["saved"].structured_content
+    assert saved["path"] and saved["budget"]["saves_left"] == 3 and saved["evidence"][0]["source_article"] == \
+        "doc_cards_gold_001"
+    assert got["refused"].is_error
+    state = BudgetLedger(wiki_ws).current("case_1", "cs-guidance")
+    assert got["refused"].content[0].text == refusal("query", state)
+    assert got["other"].structured_content["budget"]["queries_left"] == 2  # case_2: its own account
+    # the same account as the command line: CLI calls for case_1 are refused with the same line
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["tool", "retrieve", "card", "--case", "case_1", "-w", str(wiki_ws.root)]) == 2
+    assert err.getvalue() == f"error: {refusal('query', state)}\n"

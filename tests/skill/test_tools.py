@@ -14,8 +14,10 @@ from skillrag.skill.testing import FakeRetriever, make_output
 
 @pytest.fixture
 def tools(ws, skill, cases_path):
-    return SkillTools(ws, skill, CaseFile(cases_path), retriever=FakeRetriever(ws),
-                      log_path=ws.runs_dir / "tool_calls.jsonl")
+    t = SkillTools(ws, skill, CaseFile(cases_path), retriever=FakeRetriever(ws),
+                   log_path=ws.runs_dir / "tool_calls.jsonl")
+    t.start_session("case_1")  # what load_case does first (without logging a call)
+    return t
 
 
 def test_load_case_is_agent_facing(tools):
@@ -45,6 +47,7 @@ def test_get_article_body_section_summary(tools, ws):
     assert v.text == art.body and v.title == art.title and v.content_hash == art.content_hash
     sec = tools.get_article("art_card_lost", section="Replacement")
     assert sec.text.startswith("## Replacement") and "freeze" not in sec.text
+    assert art.body[sec.offset : sec.offset + len(sec.text)] == sec.text and sec.part == "section:2"
     summ = tools.get_article("art_card_lost", summary=True)
     assert summ.part == "summary" and "Lost or stolen" in summ.text
     with pytest.raises(ArticleNotFound):
@@ -93,6 +96,7 @@ def test_allowed_sources_restrict_reads_and_saves(ws, skill, cases_path):
     cfg = skill.config.model_copy(update={"allowed_sources": ["elsewhere"]})
     restricted = type(skill)(**{**skill.__dict__, "config": cfg})
     t = SkillTools(ws, restricted, CaseFile(cases_path), retriever=FakeRetriever(ws))
+    t.load_case("case_1")
     with pytest.raises(ArticleNotFound, match="allowed sources"):
         t.get_article("art_fees")
     with pytest.raises(ContractViolation) as ei:

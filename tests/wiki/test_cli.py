@@ -15,12 +15,14 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 def test_build_pages_show_audit(ws, capsys):
     w = str(ws.root)
     rc, out, _ = run(capsys, "wiki", "build", "-w", w)
-    assert rc == 0 and "3 pages over 6 articles" in out and "3 created" in out
+    assert rc == 0 and "4 pages over 6 articles" in out and "4 created" in out
     rc, out, _ = run(capsys, "wiki", "build", "-w", w)
     assert rc == 0 and "up to date" in out
     rc, out, _ = run(capsys, "wiki", "pages", "-w", w, "--json")
     pages = json.loads(out)
-    assert rc == 0 and len(pages) == 3 and sum(len(p["sources"]) for p in pages) == 6
+    assert rc == 0 and len(pages) == 4
+    assert sorted(p["kind"] for p in pages) == ["aspect", "entity", "entity", "topic"]
+    assert sum(len(p["sources"]) for p in pages if p["kind"] != "aspect") == 6
     pid = pages[0]["id"]
     rc, out, _ = run(capsys, "wiki", "show", pid, "-w", w)
     assert rc == 0 and out == Layer(ws).page_path(pid).read_text(encoding="utf-8")
@@ -67,7 +69,8 @@ def test_dry_run_prints_a_token_estimate(ws, capsys):
 def test_llm_build_through_the_cli_with_the_test_model_reports_failures(ws, capsys):
     # pydantic-ai's TestModel fills the schema with placeholder values: the validator must reject them all
     rc, _, err = run(capsys, "wiki", "build", "-w", str(ws.root), "--builder", "llm", "--model", "test")
-    assert rc == 1 and err.count("failed: ") == 6 and "no step links to the article being processed" in err
+    assert rc == 1 and err.count("failed: ") == 6 + 1 and "no step links to the article being processed" in err
+    assert "failed: aspect:overview: " in err and "must list every article of the aspect" in err
 
 
 def test_semantic_audit_through_the_cli(ws, capsys):

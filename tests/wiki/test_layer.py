@@ -56,7 +56,7 @@ def test_manifest_records_how_the_layer_was_built(ws):
     build_wiki(ws)
     man = Layer(ws).manifest()
     assert man is not None and man.builder == "extractive" and man.variant == "full"
-    assert man.library_version and man.params == {"max_group": 5}
+    assert man.library_version and man.params == {"max_group": 5, "max_steps": 40}
     from skillrag.corpus import ArticleStore
 
     assert man.articles == ArticleStore(ws).hashes()

@@ -13,26 +13,36 @@ def llm_build(ws, model, **kw):
     return build_wiki(ws, builder="llm", model=model.model, **kw)
 
 
+def _page_with(pages, aid):
+    return next(p for p in pages if aid in p.source_ids() and p.kind != "aspect")
+
+
 def test_create_then_update_merges_related_articles(ws):
     model = ScriptedPageModel(ws)
     rep = llm_build(ws, model)
     pages = {p.id: p for p in load_pages(ws)}
-    # three groups -> three pages; gold merged three articles by updating the page it created
-    assert len(pages) == 3 and not rep.failed
-    gold = next(p for p in pages.values() if "doc_cards_gold_001" in p.source_ids())
+    # two product families -> two entity pages, the lone article a topic page, and one aspect page
+    # (the overview of each product) written after the article pass
+    assert sorted(p.kind for p in pages.values()) == ["aspect", "entity", "entity", "topic"] and not rep.failed
+    gold = _page_with(pages.values(), "doc_cards_gold_001")
+    assert gold.kind == "entity" and gold.title == "Gold Card"  # the family's title, named by code
     assert gold.source_ids() == ["doc_cards_gold_001", "doc_cards_gold_002", "doc_cards_gold_003"]
     assert gold.builder == "llm" and gold.model == "function:scripted-pages"
     assert set(gold.built_from) == set(gold.source_ids())
+    assert all(s.summary for s in gold.sources)  # the model's one-line summaries
     assert sorted(rep.created) == sorted(pages) and rep.updated == []  # pages new in this build count as created
-    # the update prompt showed the page created from the first gold article as a candidate
+    # the update prompt showed the entity page created from the first gold article, and said to update it
     second = next(p for p in model.prompts if "id: doc_cards_gold_002" in p)
-    assert f"<page id={gold.id}>" in second
+    assert f"<page id={gold.id} kind=entity>" in second and f"Its entity page is {gold.id}: UPDATE it" in second
     log = Layer(ws).log_path.read_text(encoding="utf-8")
-    assert f"doc_cards_gold_001 created page {gold.id}" in log
-    assert f"doc_cards_gold_002 updated page {gold.id}" in log and "model function:scripted-pages" in log
+    assert f"doc_cards_gold_001 created entity page {gold.id}" in log
+    assert f"doc_cards_gold_002 updated entity page {gold.id}" in log and "model function:scripted-pages" in log
+    aspect = next(p for p in pages.values() if p.kind == "aspect")
+    assert set(aspect.source_ids()) == {"doc_cards_gold_001", "doc_savings_blue_001"}
+    assert f"aspect:{aspect.id} created aspect page {aspect.id}" in log
     assert set(Layer(ws).index_entries()) == set(pages)
     assert audit_structure(ws).ok
-    assert rep.input_tokens > 0 and rep.output_tokens > 0 and rep.requests == 6
+    assert rep.input_tokens > 0 and rep.output_tokens > 0 and rep.requests == 7
 
 
 @pytest.mark.parametrize(
@@ -54,6 +64,30 @@ def test_invalid_page_is_rejected_and_retried_with_the_reasons(ws, fault, reason
     assert audit_structure(ws).ok
 
 
+def test_an_article_of_a_family_must_go_on_the_family_entity_page(ws):
+    from skillrag.wiki.llm import FamilyContext, PageDraft, validate_draft
+
+    art = ArticleStore(ws).get("doc_cards_gold_002")
+    page = load_pages(ws)  # no layer yet: build one to have an entity page to point at
+    assert page == []
+    llm_build(ws, ScriptedPageModel(ws))
+    gold = _page_with(load_pages(ws), "doc_cards_gold_001")
+    fam = FamilyContext(key="doc_cards_gold", title="Gold Card", ids=("doc_cards_gold_001", art.id), entity=True,
+                        entity_page=gold.id)
+    draft = PageDraft(action="create", kind="topic", title="Lost cards", intent="Replace a lost card.",
+                      steps=[{"text": "Replace it.", "links": [{"type": "procedure", "article_id": art.id}]}],
+                      sources=[{"id": art.id}])
+    reasons = validate_draft(draft, article=art, known_ids=lambda ids: set(ids), candidates={gold.id: gold},
+                             limits=LLMBuildLimits(), family=fam)
+    assert any(f"update its entity page {gold.id}" in r for r in reasons)
+    first = validate_draft(draft, article=art, known_ids=lambda ids: set(ids), candidates={}, limits=LLMBuildLimits(),
+                           family=FamilyContext(key="doc_cards_gold", title="Gold Card", ids=(art.id,), entity=True))
+    assert any('create it with kind "entity"' in r for r in first)
+    aspect = draft.model_copy(update={"kind": "aspect"})
+    assert any("aspect pages are written" in r for r in validate_draft(
+        aspect, article=art, known_ids=lambda ids: set(ids), candidates={}, limits=LLMBuildLimits()))
+
+
 def test_article_never_valid_is_reported_then_retried_on_the_next_build(ws):
     bad = ScriptedPageModel(ws, always_invalid={"doc_disputes_001"})
     rep = llm_build(ws, bad)
@@ -63,7 +97,7 @@ def test_article_never_valid_is_reported_then_retried_on_the_next_build(ws):
     assert sum("id: doc_disputes_001" in p for p in bad.prompts) == 2 * 3
     assert Journal(ws).rows()["doc_disputes_001"]["status"] == "failed"
     assert audit_structure(ws).unreferenced == ["doc_disputes_001"]
-    # the next build processes only the failed article
+    # the next build processes only the failed article (the aspect page is already done)
     good = ScriptedPageModel(ws)
     rep2 = llm_build(ws, good)
     assert not rep2.failed and len(good.prompts) == 1 and "id: doc_disputes_001" in good.prompts[0]
@@ -78,7 +112,7 @@ def test_resume_after_interruption_equals_uninterrupted_build(ws, tmp_path, corp
     assert len(load_pages(ws)) >= 1  # the work done before the kill is kept
     again = ScriptedPageModel(ws)
     llm_build(ws, again)
-    assert len(again.prompts) == 3  # only the articles not yet done
+    assert len(again.prompts) == 3 + 1  # only the articles not yet done, then the aspect page
     assert layer_fingerprint(ws) == layer_fingerprint(ref)
     assert Layer(ws).index_path.read_text() == Layer(ref).index_path.read_text()
     assert audit_structure(ws).ok
@@ -103,8 +137,9 @@ def test_kill_between_journal_and_page_write_loses_nothing(ws, tmp_path, corpus_
     assert any(r["status"] == "applying" for r in Journal(ws).rows().values())
     again = ScriptedPageModel(ws)
     llm_build(ws, again)
-    assert len(again.prompts) == 3  # the journalled article is replayed, not asked again
+    assert len(again.prompts) == 3 + 1  # the journalled article is replayed, not asked again; then the aspect
     assert layer_fingerprint(ws) == layer_fingerprint(ref)
+    assert Layer(ws).index_path.read_text() == Layer(ref).index_path.read_text()
 
 
 def test_concurrent_build_covers_every_article_without_duplicate_pages(ws):
@@ -115,8 +150,9 @@ def test_concurrent_build_covers_every_article_without_duplicate_pages(ws):
     # same-group articles raced to create the same page; the losers were recomputed, not duplicated
     assert len(model.prompts) > 6
     assert not rep.failed and audit_structure(ws).ok
-    assert len(pages) == 3 and len({p.title for p in pages}) == 3
-    assert sorted(a for p in pages for a in p.source_ids()) == sorted(ArticleStore(ws).hashes())
+    assert len(pages) == 4 and len({p.title for p in pages}) == 4
+    non_aspect = [p for p in pages if p.kind != "aspect"]
+    assert sorted(a for p in non_aspect for a in p.source_ids()) == sorted(ArticleStore(ws).hashes())
 
 
 def test_no_merge_variant_gives_one_page_per_article_and_no_candidates(ws, corpus_dir, write_articles, articles):
@@ -150,7 +186,7 @@ def test_llm_variants_pooled_links_and_no_intent(ws, tmp_path, corpus_dir, make_
 def test_dry_run_estimates_tokens_without_calling_the_model(ws):
     model = ScriptedPageModel(ws)
     est = estimate_build(ws, model=model.model)
-    assert est["articles"] == 6 and est["requests"] == 6
+    assert est["articles"] == 6 and est["aspects"] == 1 and est["requests"] == 7
     assert est["input_tokens"] > 6 * 500 and est["output_tokens"] > 0
     assert model.prompts == []
     llm_build(ws, ScriptedPageModel(ws))
@@ -174,12 +210,14 @@ def test_maintenance_rebuilds_only_what_changed_or_removed_articles_touch(ws, co
     model = ScriptedPageModel(ws)
     rep = llm_build(ws, model)
     assert rep.diff.changed == ["doc_cards_gold_002"] and rep.diff.removed == ["doc_savings_blue_002"]
+    # only the changed article is sent to the model; with blue down to one article, gold has no
+    # sibling family left to compare with, so the overview aspect page goes
     assert len(model.prompts) == 1 and "id: doc_cards_gold_002" in model.prompts[0]
     after = {p.id: p for p in load_pages(ws)}
-    gold = next(pid for pid, p in after.items() if "doc_cards_gold_001" in p.source_ids())
-    blue = next(pid for pid, p in after.items() if "doc_savings_blue_001" in p.source_ids())
-    disputes = next(pid for pid, p in after.items() if "doc_disputes_001" in p.source_ids())
-    assert set(rep.updated) == {gold, blue} and not rep.created and not rep.deleted
+    gold = _page_with(after.values(), "doc_cards_gold_001").id
+    blue = _page_with(after.values(), "doc_savings_blue_001").id
+    disputes = _page_with(after.values(), "doc_disputes_001").id
+    assert set(rep.updated) == {gold, blue} and not rep.created and rep.deleted == ["overview"]
     assert after[disputes] == before[disputes]
     assert "doc_savings_blue_002" not in after[blue].article_ids()
     new_hash = ArticleStore(ws).get("doc_cards_gold_002").content_hash
@@ -199,11 +237,19 @@ def test_prompt_is_bounded_by_code_selected_candidates(ws):
     assert all(p.count("<page id=") <= 2 for p in model.prompts)
 
 
-def test_a_full_page_is_refused_and_the_article_goes_to_a_new_page(ws):
+def test_a_full_topic_page_is_refused_but_an_entity_page_is_never_split(ws):
+    from skillrag.wiki.llm import PageDraft, validate_draft
+
     model = ScriptedPageModel(ws)
     res = LLMBuilder(ws, model.model, limits=LLMBuildLimits(max_sources=2)).run(ArticleStore(ws).list())
     assert not res.failed
-    gold = [p for p in load_pages(ws) if any(s.startswith("doc_cards_gold") for s in p.source_ids())]
-    assert sorted(len(p.sources) for p in gold) == [1, 2]
-    assert any("3 sources > 2: create a new page instead" in p for p in model.prompts)
+    gold = [p for p in load_pages(ws) if p.kind == "entity" and "doc_cards_gold_001" in p.source_ids()]
+    assert len(gold) == 1 and len(gold[0].sources) == 3  # the family's one page lists all three
+    art = ArticleStore(ws).get("doc_disputes_001")
+    topic = gold[0].model_copy(update={"id": "big-topic", "kind": "topic"})
+    draft = PageDraft(action="update", page_id="big-topic", title="T", intent="I",
+                      steps=[{"text": "s", "links": [{"type": "procedure", "article_id": art.id}]}])
+    reasons = validate_draft(draft, article=art, known_ids=lambda ids: set(ids), candidates={"big-topic": topic},
+                             limits=LLMBuildLimits(max_sources=2))
+    assert "4 sources > 2: create a new page instead" in reasons
     assert audit_structure(ws).ok

@@ -32,8 +32,11 @@ def sample_page() -> Page:
                  links=(Link(type=LinkType.fee, article_id="doc_cards_gold_001"),
                         Link(type=LinkType.policy, article_id="doc_cards_gold_003"))),
         ),
-        sources=(SourceRef(id="doc_cards_gold_001", title="Gold Card: Annual Fee"),
-                 SourceRef(id="doc_cards_gold_003", title="Gold Card — Rewards")),
+        sources=(SourceRef(id="doc_cards_gold_001", title="Gold Card: Annual Fee",
+                           summary="The annual fee is $95; call waive_fee_1234 to waive it."),
+                 SourceRef(id="doc_cards_gold_003", title="Gold Card — Rewards"),
+                 SourceRef(id="manual#roaming-and-travel", title="Manual: Roaming", summary="Turn roaming on.")),
+        kind="entity",
         variant="full",
         builder="llm",
         model="function:scripted",
@@ -45,7 +48,10 @@ def test_render_then_parse_round_trips_and_reads_as_markdown():
     page = sample_page()
     text = render_page(page)
     assert "## Does not solve" in text and "[eligibility: doc_cards_gold_001]" in text
-    assert "- doc_cards_gold_003 — Gold Card — Rewards" in text
+    assert "- doc_cards_gold_003 — Gold Card — Rewards\n" in text
+    assert "- doc_cards_gold_001 — Gold Card: Annual Fee — _The annual fee is $95; call waive_fee_1234 to waive it._" \
+        in text
+    assert "\nkind: entity\n" in text
     assert parse_page(text) == page
     assert render_page(parse_page(text)) == text
 
@@ -56,7 +62,14 @@ def test_interface_search_text_and_article_ids_in_page_order():
     for part in ("Gold Card", "waive the Gold Card annual fee", "merchant charges", "waiver threshold"):
         assert part in text
     assert "doc_cards_gold_001" not in text  # links are not search text
-    assert page.article_ids() == ["doc_cards_gold_001", "doc_cards_gold_003", "doc_x_009"]
+    assert page.article_ids() == ["doc_cards_gold_001", "doc_cards_gold_003", "doc_x_009", "manual#roaming-and-travel"]
+
+
+def test_a_page_without_a_kind_is_a_topic_and_an_unknown_kind_is_refused():
+    text = render_page(sample_page()).replace("kind: entity\n", "")
+    assert parse_page(text).kind == "topic"
+    with pytest.raises(WorkspaceError, match="kind"):
+        parse_page(render_page(sample_page()).replace("kind: entity", "kind: product"))
 
 
 _text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zl", "Zp")),
@@ -69,14 +82,15 @@ _aid = st.from_regex(r"\A[a-z][a-z0-9_]{0,12}\Z")
     title=_text, intent=st.text(max_size=60), solves=st.lists(_text, max_size=3),
     steps=st.lists(st.tuples(_text, st.lists(st.tuples(st.sampled_from(list(LinkType)), _aid), max_size=3)),
                    max_size=4),
-    sources=st.lists(st.tuples(_aid, st.text(max_size=20)), max_size=3),
+    sources=st.lists(st.tuples(_aid, st.text(max_size=20), st.text(max_size=30)), max_size=3),
+    kind=st.sampled_from(["entity", "aspect", "topic"]),
 )
-def test_round_trip_property(title, intent, solves, steps, sources):
+def test_round_trip_property(title, intent, solves, steps, sources, kind):
     try:
         page = Page(
-            id="p-1", title=title, intent=intent, solves=tuple(solves),
+            id="p-1", title=title, kind=kind, intent=intent, solves=tuple(solves),
             steps=tuple(Step(text=t, links=tuple(Link(type=k, article_id=a) for k, a in ls)) for t, ls in steps),
-            sources=tuple(SourceRef(id=a, title=t) for a, t in sources),
+            sources=tuple(SourceRef(id=a, title=t, summary=m) for a, t, m in sources),
         )
     except ValueError:
         return  # e.g. a title made only of link syntax; the model refuses it, which is fine
@@ -106,3 +120,13 @@ def test_page_ids_and_slugs():
     for bad in ("A", "a--b", "-a", "a/b", "../x", ""):
         with pytest.raises(InvalidIdError):
             check_page_id(bad)
+
+
+def test_the_package_exports_what_it_lists():
+    from skillrag import corpus, wiki
+
+    for pkg in (wiki, corpus):
+        assert sorted(pkg.__all__) == sorted(set(pkg.__all__))
+        assert all(hasattr(pkg, name) for name in pkg.__all__)
+    assert {"Family", "find_families", "Aspect", "find_aspects", "PAGE_KINDS"} <= set(wiki.__all__)
+    assert "split_document" in corpus.__all__

@@ -9,7 +9,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from skillrag.cli._common import JsonOpt, WorkspaceOpt, console, err_console, open_workspace, print_json, write_raw
+from skillrag.cli._common import (
+    JsonOpt,
+    WorkspaceOpt,
+    console,
+    err_console,
+    open_workspace,
+    print_json,
+    write_raw,
+)
 from skillrag.corpus import ArticleStore, count_files, ingest, summarize
 from skillrag.workspace import Workspace
 
@@ -28,6 +36,10 @@ def ingest_cmd(
     workspace: WorkspaceOpt = None,
     tag: Annotated[str | None, typer.Option(help="Source tag for filters (default: folder name).")] = None,
     skip_bad: Annotated[bool, typer.Option("--skip-bad", help="Reject malformed files, ingest the rest.")] = False,
+    split_sections: Annotated[bool | None, typer.Option(
+        "--split-sections/--no-split-sections",
+        help="Also store every document with headings as section-articles (default: corpus.split_headings; "
+             "documents over corpus.split_chars are always split).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Load source articles; unchanged ones are untouched, changed ones flagged, missing ones marked removed."""
@@ -38,12 +50,17 @@ def ingest_cmd(
         console=err_console, transient=True, disable=total < 50,
     ) as progress:
         task = progress.add_task("ingest", total=total)
-        report = ingest(ws, paths, tag=tag, skip_bad=skip_bad, on_file=lambda _f: progress.advance(task))
+        report = ingest(ws, paths, tag=tag, skip_bad=skip_bad, on_file=lambda _f: progress.advance(task),
+                        split_sections=split_sections)
     counts = report.counts()
     if json_out:
-        print_json({"counts": counts, "rejected": report.rejected, "changed": report.changed, "removed": report.removed})
+        print_json({"counts": counts, "rejected": report.rejected, "changed": report.changed, "removed": report.removed,
+                    "split": report.split})
         return
     console.print(", ".join(f"{v} {k}" for k, v in counts.items()))
+    if report.split:
+        console.print(f"{len(report.split)} documents stored with {sum(report.split.values())} section-articles "
+                      "(search and the wiki use the sections; `skillrag article DOC_ID` reads a whole document)")
     for r in report.rejected:
         err_console.print(f"rejected: {r}", markup=False, highlight=False)
 
@@ -71,6 +88,7 @@ def article_cmd(
     if json_out:
         data = art.model_dump()
         data["text"] = text
+        data["section_articles"] = [s.id for s in ArticleStore(ws).sections_of(art.id)]
         print_json(data)
     else:
         write_raw(text)

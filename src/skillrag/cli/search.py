@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from skillrag.cli._common import JsonOpt, WorkspaceOpt, console, err_console, open_workspace, print_json
 from skillrag.errors import ConfigError
@@ -98,19 +99,31 @@ def search_cmd(
     = None,
     prefix: Annotated[list[str] | None, typer.Option(
         "--prefix", help="Only articles whose source path starts with this (repeatable).")] = None,
+    title_prefix: Annotated[list[str] | None, typer.Option(
+        "--title-prefix", help="Only articles whose title starts with this, any case (repeatable).")] = None,
+    id_prefix: Annotated[list[str] | None, typer.Option(
+        "--id-prefix", help="Only articles whose id starts with this (repeatable).")] = None,
+    pages: Annotated[int, typer.Option(
+        "--pages", min=0, max=50, help="Navigation pages to list too (wiki backend).")] = 3,
     embedder: EmbedderOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Search the index: ranked source articles (with the pages that led to them for --backend wiki)."""
+    """Search the index: ranked source articles with their best-matching passage (and, for --backend
+    wiki, the ranked navigation pages and the pages that led to each article)."""
     ws = open_workspace(workspace)
     _check_choice(backend, BACKENDS, "backend")
     _check_choice(mode, MODES, "mode")
     _check_choice(embedder, list(EMBEDDERS), "embedder")
     retriever = open_retriever(ws, backend=backend, mode=mode, embedder=embedder)
-    filters = SearchFilters(source_tags=tag or None, path_prefixes=prefix or None)
+    filters = SearchFilters(source_tags=tag or None, path_prefixes=prefix or None,
+                            title_prefixes=title_prefix or None, id_prefixes=id_prefix or None)
     hits = retriever.search(query, k=k or ws.config.search.k, filters=filters)
+    ranked_pages = retriever.search_pages(query, k=pages, filters=filters) if pages else []
     if json_out:
-        print_json([h.to_dict() for h in hits])
+        if retriever.backend == "wiki":
+            print_json({"hits": [h.to_dict() for h in hits], "pages": [p.to_dict() for p in ranked_pages]})
+        else:
+            print_json([h.to_dict() for h in hits])
         return
     if not hits:
         console.print("no results")
@@ -118,17 +131,25 @@ def search_cmd(
     table = Table()
     table.add_column("#", justify="right")
     table.add_column("article", overflow="fold")  # ids are shown whole: they are what get_article takes
-    table.add_column("score", justify="right")
+    table.add_column("rel", justify="right")
+    table.add_column("bm25/dense", justify="right")
     table.add_column("title", ratio=2)
-    table.add_column("preview", ratio=3)
+    table.add_column("best passage", ratio=3)
     if retriever.backend == "wiki":
         table.add_column("pages", overflow="fold")
     for n, h in enumerate(hits, 1):
-        row = [str(n), h.article_id, f"{h.score:.4f}", h.title, h.preview[:80]]
+        ranks = f"{h.bm25_rank or '-'}/{h.dense_rank or '-'}"
+        where = f"[{h.section}] " if h.section else ""
+        row = [Text(str(n)), Text(h.article_id), Text(f"{h.relevance:.2f}"), Text(ranks), Text(h.title),
+               Text(where + h.preview)]
         if retriever.backend == "wiki":
-            row.append(", ".join(h.page_ids))
+            row.append(Text(", ".join(h.page_ids)))
         table.add_row(*row)
     console.print(table)
+    for p in ranked_pages:
+        arts = ", ".join(a.id for a in p.articles)
+        console.print(f"page {p.page_id} ({p.kind}, {p.relevance:.2f}): {p.title} — {len(p.articles)} articles: "
+                      f"{arts}", markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -21,18 +21,20 @@ from skillrag.cli._common import (
 )
 from skillrag.errors import ContractViolation, MalformedSourceError, UserError
 from skillrag.skill import (
+    BudgetLimits,
     CaseFile,
     SkillRegistry,
     SkillTools,
     check_skill_folder,
-    hit_to_dict,
     import_tau2,
     ingest_references,
     install_builtin_skills,
+    render_manual,
     validate_output,
     write_cases,
 )
 from skillrag.skill.contract import ContractLimits
+from skillrag.skill.views import article_json, article_text, case_json, page_json, retrieve_json, save_json
 from skillrag.workspace import Workspace
 
 SkillOpt = Annotated[str, typer.Option("--skill", "-s", help="Skill name (a folder under skills/).")]
@@ -67,7 +69,7 @@ def _tools(workspace: Path | None, skill: str, cases: Path | None = None, *, nee
     ws = open_workspace(workspace)
     sk = SkillRegistry(ws).get(skill)
     cf = _case_file(ws, cases, sk.config.cases) if need_cases else None
-    return SkillTools(ws, sk, cf, log_path=ws.runs_dir / "tool_calls.jsonl")
+    return SkillTools(ws, sk, cf, log_path=ws.runs_dir / "tool_calls.jsonl", surface="cli")
 
 
 def _read_json(path: Path, what: str) -> Any:
@@ -214,63 +216,100 @@ def _maybe_ws(workspace: Path | None) -> Workspace | None:
 
 
 # -- tools ---------------------------------------------------------------------------------------
+CaseOpt = Annotated[
+    str | None,
+    typer.Option("--case", envvar="SKILLRAG_CASE", show_default=False,
+                 help="The case this call is for (the id given to load-case); default: the one open case."),
+]
+
+
 @tool_app.command("load-case")
 def tool_load_case(
     case_id: Annotated[str, typer.Argument(metavar="CASE_ID")],
     workspace: WorkspaceOpt = None,
     skill: SkillOpt = "cs-guidance",
     cases: CasesOpt = None,
+    new_session: Annotated[bool, typer.Option(
+        "--new-session", help="Start the case's session afresh (full budgets); for re-running a case.")] = False,
 ) -> None:
-    """Print the case (JSON): contact reason, path, notes, messages and counts. Never ground truth."""
+    """Print the case (JSON): contact reason, path, notes, messages, as_of date and the budget left.
+    Never ground truth. Starts the case's session (or continues it: re-reading never resets budgets)."""
     t = _tools(workspace, skill, cases, need_cases=True)
-    print_json(t.load_case(case_id).model_dump(mode="json"))
+    case = t.load_case(case_id, new_session=new_session)
+    print_json(case_json(case, t.budget(case.case_id)))
 
 
 @tool_app.command("retrieve")
 def tool_retrieve(
-    query: Annotated[str, typer.Argument(metavar="QUERY")],
+    query: Annotated[str | None, typer.Argument(metavar="QUERY", help="What to search for (not with --page).")] = None,
     k: Annotated[int | None, typer.Option("-k", "-n", min=1, max=200, help="Results (default: the skill's k).")] = None,
+    case: CaseOpt = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Only articles with this source tag (repeatable).")]
+    = None,
+    title_prefix: Annotated[list[str] | None, typer.Option(
+        "--title-prefix", help="Only articles whose title starts with this, any case (repeatable).")] = None,
+    id_prefix: Annotated[list[str] | None, typer.Option(
+        "--id-prefix", help="Only articles whose id starts with this (repeatable).")] = None,
+    page: Annotated[str | None, typer.Option(
+        "--page", help="Read this navigation page whole instead of searching (a page_id from `pages`).")] = None,
     workspace: WorkspaceOpt = None,
     skill: SkillOpt = "cs-guidance",
 ) -> None:
-    """Print ranked hits (JSON): article_id, score, title, preview, page_ids."""
+    """Print ranked hits (JSON): each article's id, title, relevance (0-1), BM25 and dense ranks and its
+    best-matching passage; over the wiki backend also the ranked navigation pages. --page reads one page.
+    Each call spends one of the case's queries."""
     t = _tools(workspace, skill)
-    print_json([hit_to_dict(h) for h in t.retrieve(query, k)])
+    if page is not None:
+        if query:
+            raise UserError("give either a QUERY or --page PAGE_ID, not both")
+        print_json(page_json(t.read_page(page, case_id=case)))
+        return
+    if not query or not query.strip():
+        raise UserError("empty query: give some words to search for (or --page PAGE_ID)")
+    filters = {"source_tags": tag, "title_prefixes": title_prefix, "id_prefixes": id_prefix}
+    print_json(retrieve_json(t.retrieve(query, k, filters=filters, case_id=case)))
 
 
 @tool_app.command("get-article")
 def tool_get_article(
-    article_id: Annotated[str, typer.Argument(metavar="ID")],
-    section: Annotated[str | None, typer.Option(help="Only the section with this heading.")] = None,
-    summary: Annotated[bool, typer.Option("--summary", help="A short deterministic summary.")] = False,
+    article_id: Annotated[str, typer.Argument(metavar="ID", help="Quote ids with parentheses: 'doc_(general)_010'.")],
+    section: Annotated[str | None, typer.Option(
+        help="Only this section: its number in the header, its path ('Fees > Premium') or its heading.")] = None,
+    summary: Annotated[bool, typer.Option("--summary", help="A short deterministic summary (not for quoting).")]
+    = False,
+    case: CaseOpt = None,
     workspace: WorkspaceOpt = None,
     skill: SkillOpt = "cs-guidance",
-    json_out: JsonOpt = False,
+    json_out: Annotated[bool, typer.Option(
+        "--json", help="JSON: id, title, parent, sections with offsets, body (quote by offsets).")] = False,
 ) -> None:
-    """Print an article's raw body (quote from this), one section, or a summary."""
+    """Print an article: a header (id, title, parent, sections, budget) and then its raw body exactly
+    as stored (quote from this), one section, or a summary. Each call spends one of the case's fetches."""
     t = _tools(workspace, skill)
-    view = t.get_article(article_id, section=section, summary=summary)
+    view = t.get_article(article_id, section=section, summary=summary, case_id=case)
     if json_out:
-        print_json(view.to_dict())
+        print_json(article_json(view))
     else:
-        write_raw(view.text if view.text.endswith("\n") else view.text + "\n")
+        write_raw(article_text(view))
 
 
 @tool_app.command("save-output")
 def tool_save_output(
     file: Annotated[Path, typer.Argument(metavar="OUT.json", help="The output JSON object to validate and save.")],
     dest: Annotated[Path | None, typer.Option("--to", help="Write here instead of runs/CASE_ID/output.json.")] = None,
+    check: Annotated[bool, typer.Option(
+        "--check", help="Validate and report as a save would, but write nothing (not counted as a save).")] = False,
     workspace: WorkspaceOpt = None,
     skill: SkillOpt = "cs-guidance",
 ) -> None:
-    """Validate against the evidence contract; save only if accepted (exit 1 lists every reason)."""
+    """Validate against the evidence contract; save only if accepted (exit 1 lists every reason).
+    Prints each snippet's offsets and warnings (evidence gaps; they never reject). Each save spends one
+    of the case's saves; --check spends nothing."""
     t = _tools(workspace, skill)
     output = _read_json(file, "output")
     if not isinstance(output, dict):
         raise ContractViolation([f"output must be a JSON object, got {type(output).__name__}"])
-    saved = t.save_output(output, dest)
-    print_json({"accepted": True, "path": str(saved.path), "case_id": saved.case_id,
-                "n_snippets": len(saved.evidence)})
+    print_json(save_json(t.save_output(output, dest, check=check)))
 
 
 # -- validate ------------------------------------------------------------------------------------
@@ -329,13 +368,15 @@ def skill_list(workspace: WorkspaceOpt = None, json_out: JsonOpt = False) -> Non
 @skill_app.command("show")
 def skill_show(name: Annotated[str, typer.Argument(metavar="NAME")], workspace: WorkspaceOpt = None,
                json_out: JsonOpt = False) -> None:
-    """Print a skill's manual (SKILL.md body) or, with --json, its settings too."""
-    s = SkillRegistry(open_workspace(workspace)).get(name)
+    """Print a skill's manual (SKILL.md body, with its budgets filled in) or, with --json, its settings too."""
+    ws = open_workspace(workspace)
+    s = SkillRegistry(ws).get(name)
+    manual = render_manual(s, BudgetLimits.for_skill(ws, s.config.budgets))
     if json_out:
         print_json({"name": s.name, "description": s.description, "path": str(s.path),
-                    "config": s.config.model_dump(mode="json"), "manual": s.manual})
+                    "config": s.config.model_dump(mode="json"), "manual": manual})
     else:
-        write_raw(s.manual if s.manual.endswith("\n") else s.manual + "\n")
+        write_raw(manual if manual.endswith("\n") else manual + "\n")
 
 
 @skill_app.command("install")
@@ -370,11 +411,16 @@ def skill_export(
     force: Annotated[bool, typer.Option("--force", help="Replace an existing export.")] = False,
 ) -> None:
     """Write a self-contained Agent Skills folder (SKILL.md, scripts/, references/) for any harness."""
+    from collections import Counter
+
+    from skillrag.corpus import ArticleStore
     from skillrag.skill.export import export_skill
 
     ws = open_workspace(workspace)
     s = SkillRegistry(ws).get(name)
-    out = export_skill(s, dest, workspace=ws.root, cases=cases, overwrite=force)
+    tags = Counter(a.source_tag for a in ArticleStore(ws).list())
+    out = export_skill(s, dest, workspace=ws.root, cases=cases, overwrite=force,
+                       limits=BudgetLimits.for_skill(ws, s.config.budgets), tags=tags)
     console.print(f"exported {name} to {out} (passes the Agent Skills checks)")
 
 

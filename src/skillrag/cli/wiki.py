@@ -42,7 +42,8 @@ def build_cmd(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Estimate the llm build's tokens; call no model.")] = False,
     concurrency: Annotated[int | None, typer.Option("--concurrency", min=1, max=32,
                                                     help="Model calls in flight at once.")] = None,
-    rebuild: Annotated[bool, typer.Option("--rebuild", help="Discard the layer (and llm journal) first.")] = False,
+    rebuild: Annotated[bool, typer.Option(
+        "--rebuild", help="Build a new layer aside and swap it in when complete (the old one stays until then).")] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Build the layer, or update it after a re-ingest (only pages touched by changed articles)."""
@@ -56,7 +57,8 @@ def build_cmd(
         if json_out:
             print_json(est)
         else:
-            console.print(f"{est['articles']} articles to build ({est['skipped']} already done): about "
+            console.print(f"{est['articles']} articles and {est['aspects']} aspect pages to build "
+                          f"({est['skipped']} articles already done): about "
                           f"{est['input_tokens']:,} input + {est['output_tokens']:,} output tokens in "
                           f"{est['requests']} requests (estimate: 4 characters per token)")
         return
@@ -72,9 +74,12 @@ def build_cmd(
         print_json(report.to_dict())
         return
     d = report.diff
+    if report.index_repaired:
+        console.print("index.md did not match the page files (an interrupted build?) and was rewritten")
     if report.up_to_date:
         console.print(f"layer up to date: {report.pages} pages over {report.articles} articles "
-                      f"({report.builder}, {report.variant})")
+                      f"({report.builder}, {report.variant})" + ("; the finished rebuild is now live"
+                                                                   if report.swapped else ""))
         return
     console.print(f"{report.builder} build ({report.variant}) in {report.seconds:.1f} s: {report.pages} pages over "
                   f"{report.articles} articles")
@@ -89,6 +94,12 @@ def build_cmd(
         console.print(f"tokens: {report.input_tokens:,} in, {report.output_tokens:,} out, {report.requests} requests")
     for aid, reasons in report.failed.items():
         err_console.print(f"failed: {aid}: {'; '.join(reasons)}", markup=False, highlight=False, soft_wrap=True)
+    if rebuild and report.swapped:
+        console.print("the rebuilt layer replaced the previous one")
+    elif rebuild:
+        err_console.print("the rebuild is kept aside and the previous layer stays live until every article is "
+                          "placed; run the same `wiki build --rebuild` again to retry the failed ones",
+                          markup=False, highlight=False, soft_wrap=True)
     if report.failed:
         raise typer.Exit(1)
 
@@ -168,13 +179,14 @@ def pages_cmd(workspace: WorkspaceOpt = None, json_out: JsonOpt = False) -> None
     ws = open_workspace(workspace)
     pages = Layer(ws).pages()
     if json_out:
-        print_json([{"id": p.id, "title": p.title, "sources": p.source_ids(), "links": len(p.links()),
-                     "steps": len(p.steps), "variant": p.variant, "builder": p.builder} for p in pages])
+        print_json([{"id": p.id, "title": p.title, "kind": p.kind, "sources": p.source_ids(),
+                     "links": len(p.links()), "steps": len(p.steps), "variant": p.variant, "builder": p.builder}
+                    for p in pages])
         return
-    table = Table("title", "sources", "steps")
+    table = Table("title", "kind", "sources", "steps")
     table.add_column("id", overflow="fold")
     for p in pages:
-        table.add_row(p.title, str(len(p.sources)), str(len(p.steps)), p.id)
+        table.add_row(p.title, p.kind, str(len(p.sources)), str(len(p.steps)), p.id)
     console.print(table)
     console.print(f"{len(pages)} pages")
 

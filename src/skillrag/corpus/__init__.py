@@ -1,7 +1,11 @@
-"""The content layer: source articles with stable ids, the only text that may be quoted."""
+"""The content layer: source articles with stable ids, the only text that may be quoted.
+
+Long documents are also stored as section-articles (``DOC#slug``, byte-exact slices; ``split``).
+"""
 
 from skillrag.corpus.ingest import IngestReport, count_files, ingest
 from skillrag.corpus.model import Article, Section, SourceArticle, check_id, content_hash
+from skillrag.corpus.split import split_document
 from skillrag.corpus.store import ArticleStore, ScopedArticles, SourceScope, reference_tag
 from skillrag.corpus.summary import summarize
 
@@ -18,5 +22,6 @@ __all__ = [
     "count_files",
     "ingest",
     "reference_tag",
+    "split_document",
     "summarize",
 ]

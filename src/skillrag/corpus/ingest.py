@@ -1,7 +1,9 @@
 """Ingest source files into the content layer, idempotently and atomically.
 
 Files are parsed first; only if every file parses (or ``skip_bad`` is set) is anything written,
-and then in one SQLite transaction. Compared with what is stored, each article is *added*,
+and then in one SQLite transaction. A file is rejected when it is not text (NUL bytes or other binary
+content) or an article in it is larger than ``corpus.max_article_bytes``. A long document is stored
+whole and also as section-articles split at its headings (``skillrag.corpus.split``). Compared with what is stored, each article is *added*,
 *changed* (content hash differs: flagged so dependants rebuild), or *unchanged* (not touched).
 Articles previously ingested from the same root and now absent are marked *removed*. An id already
 taken by an active article from another source file that still exists is rejected, not overwritten.
@@ -20,11 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from skillrag.corpus.loaders import iter_source_files, loader_for
+from skillrag.corpus.loaders._common import binary_reason
 from skillrag.corpus.model import ID_PATTERN, SourceArticle, content_hash
 from skillrag.corpus.sections import parse_sections
+from skillrag.corpus.split import split_document
 from skillrag.corpus.store import ensure_schema, reference_tag
 from skillrag.errors import EmptyInputError, MalformedSourceError
 from skillrag.workspace import Workspace
+from skillrag.workspace.config import CorpusSettings
 
 __all__ = ["IngestReport", "ingest"]
 
@@ -38,6 +43,7 @@ class IngestReport:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)  # "path: reason"
+    split: dict[str, int] = field(default_factory=dict)  # document id -> section-articles it was split into
 
     def counts(self) -> dict[str, int]:
         return {k: len(getattr(self, k)) for k in ("added", "changed", "unchanged", "removed", "rejected")}
@@ -54,11 +60,33 @@ def _as_reference(a: SourceArticle, skill: str, f: Path) -> SourceArticle:
     return a.model_copy(update={"id": aid, "source_tag": reference_tag(skill)})
 
 
+#: Formats that hold one article per file: the file size bounds the article, checked before reading.
+_ONE_ARTICLE_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm"})
+
+
+def _too_large(size: int, limit: int, what: str) -> str:
+    return (f"{what} is {size / 1e6:.1f} MB, over the per-article limit of {limit:,} bytes; raise "
+            "corpus.max_article_bytes in skillrag.yaml to ingest it")
+
+
+def _check_article(f: Path, a: SourceArticle, settings: CorpusSettings) -> None:
+    """Raise ``MalformedSourceError`` naming ``f`` when ``a`` is empty, binary or too large."""
+    if not a.body.strip():
+        raise MalformedSourceError(f, f"article {a.id!r} has no text")
+    why = binary_reason(a.body)
+    if why:
+        raise MalformedSourceError(f, why)
+    size = len(a.body.encode("utf-8"))
+    if size > settings.max_article_bytes:
+        raise MalformedSourceError(f, _too_large(size, settings.max_article_bytes, f"article {a.id!r}"))
+
+
 def _collect(
     paths: Sequence[Path], tag: str | None, skip_bad: bool, report: IngestReport,
-    on_file: Callable[[Path], None] | None, skill: str | None = None,
+    on_file: Callable[[Path], None] | None, settings: CorpusSettings, skill: str | None = None,
 ) -> dict[str, tuple[SourceArticle, str]]:
-    """Parse every file: ``id -> (article, source_root)``. Raises on the first bad file unless skip_bad."""
+    """Parse every file: ``id -> (article, source_root)``, split documents followed by their
+    section-articles. Raises on the first bad file unless skip_bad."""
     found: dict[str, tuple[SourceArticle, str]] = {}
     for p in paths:
         root_key = str(p.resolve())
@@ -68,12 +96,17 @@ def _collect(
             loader = loader_for(f)
             assert loader is not None
             try:
-                arts = loader(f, root, tag if tag is not None else root.resolve().name)
-                if skill is not None:
-                    arts = [_as_reference(a, skill, f) for a in arts]
+                if f.suffix.lower() in _ONE_ARTICLE_SUFFIXES and f.stat().st_size > settings.max_article_bytes:
+                    raise MalformedSourceError(f, _too_large(f.stat().st_size, settings.max_article_bytes, "the file"))
+                arts = []
+                for a in loader(f, root, tag if tag is not None else root.resolve().name):
+                    if skill is not None:
+                        a = _as_reference(a, skill, f)
+                    _check_article(f, a, settings)
+                    arts.append(a)
+                    arts.extend(split_document(a, split_chars=settings.split_chars,
+                                               split_headings=settings.split_headings))
                 for a in arts:
-                    if not a.body.strip():
-                        raise MalformedSourceError(f, f"article {a.id!r} has no text")
                     if a.id in found:
                         prev = found[a.id][0].source_path
                         raise MalformedSourceError(f, f"duplicate id {a.id!r} (also in {prev})")
@@ -123,17 +156,27 @@ def ingest(
     skip_bad: bool = False,
     on_file: Callable[[Path], None] | None = None,
     skill: str | None = None,
+    split_sections: bool | None = None,
 ) -> IngestReport:
     """Ingest ``paths`` (files or folders) into ``workspace``.
 
     ``skill``: ingest them as that skill's reference notes (module doc; ``tag`` is then ignored).
-    Raises ``MalformedSourceError`` naming the first unparseable file (nothing written) unless
-    ``skip_bad``, in which case such files are listed in ``report.rejected``. Raises
-    ``EmptyInputError`` when ``paths`` hold no readable file.
+    Documents longer than ``corpus.split_chars`` characters (every document with headings when
+    ``split_sections`` is true; default ``corpus.split_headings``) are stored whole and as
+    section-articles (``skillrag.corpus.split``). Raises ``MalformedSourceError`` naming the first
+    unparseable, binary or over-size file (nothing written) unless ``skip_bad``, in which case such
+    files are listed in ``report.rejected``. Raises ``EmptyInputError`` when ``paths`` hold no
+    readable file.
     """
     paths = [Path(p) for p in paths]
     report = IngestReport()
-    found = _collect(paths, tag, skip_bad, report, on_file, skill)
+    settings = workspace.config.corpus
+    if split_sections is not None:
+        settings = settings.model_copy(update={"split_headings": split_sections})
+    found = _collect(paths, tag, skip_bad, report, on_file, settings, skill)
+    for a, _root in found.values():
+        if a.parent is not None:
+            report.split[a.parent] = report.split.get(a.parent, 0) + 1
     if not found and not report.rejected:
         raise EmptyInputError(f"no readable source files in {', '.join(map(str, paths))} (.json .jsonl .md .txt .html)")
     roots = {str(p.resolve()) for p in paths}
@@ -144,7 +187,8 @@ def ingest(
             stored = {
                 r["id"]: r
                 for r in conn.execute(
-                    "SELECT id, content_hash, title, status, source_root, source_path, url, skill FROM articles"
+                    "SELECT id, content_hash, title, status, source_root, source_path, url, skill, parent,"
+                    " heading_path, parent_offset FROM articles"
                 )
             }
             for aid, (a, root) in sorted(found.items()):
@@ -158,20 +202,27 @@ def ingest(
                 h = content_hash(a.body)
                 sections = json.dumps([s.model_dump() for s in parse_sections(a.body)])
                 old = stored.get(aid)
+                place = (a.parent, json.dumps(list(a.heading_path)), a.parent_offset)
                 if (old is not None and old["content_hash"] == h and old["title"] == a.title
                         and old["status"] == "active" and old["url"] == a.url and old["skill"] == skill):
+                    if (old["parent"], old["heading_path"], old["parent_offset"]) != place:
+                        # same text, moved within its document (an earlier section changed): not a change
+                        conn.execute("UPDATE articles SET parent=?, heading_path=?, parent_offset=? WHERE id=?",
+                                     (*place, aid))
                     report.unchanged.append(aid)
                     continue
                 conn.execute(
                     "INSERT INTO articles (id, title, body, content_hash, source_path, source_tag, source_root,"
-                    " sections, status, changed, url, skill) VALUES (?,?,?,?,?,?,?,?, 'active', ?, ?, ?)"
+                    " sections, status, changed, url, skill, parent, heading_path, parent_offset)"
+                    " VALUES (?,?,?,?,?,?,?,?, 'active', ?, ?, ?, ?, ?, ?)"
                     " ON CONFLICT(id) DO UPDATE SET title=excluded.title, body=excluded.body,"
                     " content_hash=excluded.content_hash, source_path=excluded.source_path,"
                     " source_tag=excluded.source_tag, source_root=excluded.source_root, sections=excluded.sections,"
                     " status='active', changed=excluded.changed, url=excluded.url, skill=excluded.skill,"
+                    " parent=excluded.parent, heading_path=excluded.heading_path, parent_offset=excluded.parent_offset,"
                     " updated_at=strftime('%Y-%m-%dT%H:%M:%fZ','now')",
                     (aid, a.title, a.body, h, a.source_path, a.source_tag, root, sections, int(old is not None),
-                     a.url, skill),
+                     a.url, skill, *place),
                 )
                 (report.changed if old is not None else report.added).append(aid)
             for aid, old in stored.items():

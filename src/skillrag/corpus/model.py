@@ -11,16 +11,17 @@ from skillrag.errors import InvalidIdError
 
 __all__ = ["ID_PATTERN", "Article", "Section", "SourceArticle", "check_id", "content_hash"]
 
-#: A plain identifier: letters, digits and ``_ . - + ( ) :``; no path separators, no ``..``.
+#: A plain identifier: letters, digits and ``_ . - + ( ) : #``; no path separators, no ``..``.
+#: ``#`` joins a split document's id and a section slug (``manual#roaming``).
 #: Anchored with ``\A``/``\Z`` (not ``$``, which also matches before a final newline), so ``.match``
 #: and ``.fullmatch`` agree: ``"ok\n"`` is not an id.
-ID_PATTERN = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.()+\-:]{0,199}\Z")
+ID_PATTERN = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.()+\-:#]{0,199}\Z")
 
 
 def check_id(value: str, kind: str = "article") -> str:
     """Return ``value`` if the whole of it is a plain identifier (``ID_PATTERN``), else raise ``InvalidIdError``."""
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value) or ".." in value:
-        raise InvalidIdError(f"{value!r} is not a valid {kind} id (letters, digits, _ . - + ( ) : only)")
+        raise InvalidIdError(f"{value!r} is not a valid {kind} id (letters, digits, _ . - + ( ) : # only)")
     return value
 
 
@@ -50,11 +51,20 @@ class SourceArticle(BaseModel):
     body: str
     source_path: str = Field(description="File the article came from (relative to the ingest root).")
     source_tag: str = Field("", description="Tag of the source (ingest root name or --tag), for filters.")
+    parent: str | None = Field(None, description="Id of the document this section was split from.")
+    heading_path: tuple[str, ...] = Field((), description="Headings from the document's top down to this section.")
+    parent_offset: int = Field(0, ge=0, description="Where the body starts in the parent's body, in characters.")
     url: str | None = Field(None, description="Canonical http(s) URL of the source (front matter `url`).")
 
 
 class Article(BaseModel):
-    """A stored article. ``body`` is byte-identical to the source content (HTML: its Markdown)."""
+    """A stored article. ``body`` is byte-identical to the source content (HTML: its Markdown).
+
+    A long document is stored whole *and* as section-articles (``skillrag.corpus.split``): each section
+    has ``parent`` (the document's id), ``heading_path`` and a body that is the byte-exact slice
+    ``parent.body[parent_offset : parent_offset + len(body)]``, so a quote checked against the section
+    is a quote of the document. Search and the navigation layer use the sections, not the document.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -67,6 +77,15 @@ class Article(BaseModel):
     sections: list[Section] = Field(default_factory=list)
     status: str = Field("active", description="`active` or `removed` (gone from its source).")
     changed: bool = Field(False, description="Body changed at the last ingest; dependants must rebuild.")
+    parent: str | None = Field(
+        None, description="Id of the whole document this section-article was split from (None: not a section)."
+    )
+    heading_path: list[str] = Field(
+        default_factory=list, description="Headings from the document's top down to this section (sections only)."
+    )
+    parent_offset: int = Field(
+        0, ge=0, description="Where this section's body starts in the parent's body, in characters (sections only)."
+    )
     url: str | None = Field(None, description="Canonical http(s) URL of the source; citations deep-link to it.")
     skill: str | None = Field(
         None, description="The skill whose `references/` bundle this note came from; only that skill may read it. "

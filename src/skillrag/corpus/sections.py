@@ -6,7 +6,7 @@ import re
 
 from skillrag.corpus.model import Section
 
-__all__ = ["parse_sections", "first_heading"]
+__all__ = ["first_heading", "parse_sections"]
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 _FENCE = re.compile(r"^(```|~~~)", re.MULTILINE)

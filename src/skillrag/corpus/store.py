@@ -37,16 +37,24 @@ CREATE TABLE IF NOT EXISTS articles (
     changed      INTEGER NOT NULL DEFAULT 0,
     updated_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
     url          TEXT,
-    skill        TEXT
+    skill        TEXT,
+    parent       TEXT,
+    heading_path TEXT NOT NULL DEFAULT '[]',
+    parent_offset INTEGER NOT NULL DEFAULT 0
 );
 """
 
 #: Columns added after the first release: ``(name, declaration)``; ``ensure_schema`` adds missing ones.
-_ADDED_COLUMNS = (("url", "TEXT"), ("skill", "TEXT"))
+_ADDED_COLUMNS = (("url", "TEXT"), ("skill", "TEXT"), ("parent", "TEXT"),
+                  ("heading_path", "TEXT NOT NULL DEFAULT '[]'"), ("parent_offset", "INTEGER NOT NULL DEFAULT 0"))
+
+#: Active articles that were split into section-articles (search and the wiki use the sections).
+SPLIT_DOCUMENTS = "SELECT parent FROM articles WHERE parent IS NOT NULL AND status = 'active'"
 
 
 def ensure_schema(conn: sqlite3.Connection) -> None:
-    """Create the table, and add the columns an older store lacks (``url``, ``skill``)."""
+    """Create the table, and add the columns an older store lacks (``url``, ``skill``, and the
+    section columns ``parent``, ``heading_path``, ``parent_offset``)."""
     conn.executescript(SCHEMA)
     have = {row[1] for row in conn.execute("PRAGMA table_info(articles)")}
     for name, decl in _ADDED_COLUMNS:
@@ -56,6 +64,7 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
             except sqlite3.OperationalError as exc:  # another process added it meanwhile
                 if "duplicate column" not in str(exc):
                     raise
+    conn.execute("CREATE INDEX IF NOT EXISTS articles_parent ON articles (parent)")
 
 
 def reference_tag(skill: str) -> str:
@@ -74,6 +83,9 @@ def _row_to_article(row: sqlite3.Row) -> Article:
         sections=[Section(**s) for s in json.loads(row["sections"])],
         status=row["status"],
         changed=bool(row["changed"]),
+        parent=row["parent"],
+        heading_path=json.loads(row["heading_path"]),
+        parent_offset=row["parent_offset"],
         url=row["url"],
         skill=row["skill"],
     )
@@ -112,16 +124,34 @@ class ArticleStore:
                     out[row["id"]] = _row_to_article(row)
         return out
 
-    def list(self, *, include_removed: bool = False) -> list[Article]:
-        """Every active article (and removed ones if asked), sorted by id."""
-        q = "SELECT * FROM articles" + ("" if include_removed else " WHERE status='active'") + " ORDER BY id"
+    def list(self, *, include_removed: bool = False, split_documents: bool = True) -> list[Article]:
+        """Every active article (and removed ones if asked), sorted by id.
+
+        ``split_documents=False`` leaves out the documents that were split into section-articles
+        (their sections stay): the units search and the navigation layer work on."""
+        where = [] if include_removed else ["status='active'"]
+        if not split_documents:
+            where.append(f"id NOT IN ({SPLIT_DOCUMENTS})")
+        q = "SELECT * FROM articles" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
         with self.workspace.connect() as conn:
             return [_row_to_article(r) for r in conn.execute(q)]
 
-    def hashes(self) -> dict[str, str]:
-        """``id -> content_hash`` of every active article."""
+    def sections_of(self, document_id: str) -> list[Article]:
+        """The active section-articles split from ``document_id``, in document order (empty when the
+        document was not split)."""
+        check_id(document_id)
         with self.workspace.connect() as conn:
-            return dict(conn.execute("SELECT id, content_hash FROM articles WHERE status='active'").fetchall())
+            rows = conn.execute("SELECT * FROM articles WHERE parent = ? AND status='active' ORDER BY parent_offset",
+                                (document_id,)).fetchall()
+        return [_row_to_article(r) for r in rows]
+
+    def hashes(self) -> dict[str, str]:
+        """``id -> content_hash`` of every active article that search and the navigation layer use:
+        a split document is left out, since its sections cover every character of it."""
+        with self.workspace.connect() as conn:
+            return dict(conn.execute(
+                f"SELECT id, content_hash FROM articles WHERE status='active' AND id NOT IN ({SPLIT_DOCUMENTS})"
+            ).fetchall())
 
     def scoped(self, scope: SourceScope) -> ScopedArticles:
         """The view of this store that ``scope`` allows (see ``ScopedArticles``)."""

@@ -91,11 +91,20 @@ def _marker(call: Mapping[str, Any]) -> str | None:
 def attribute_calls(calls: Sequence[Mapping[str, Any]]) -> tuple[dict[str, list[Mapping[str, Any]]], set[str]]:
     """Split a call log into cases: ``({case_id: calls}, ambiguous case ids)``.
 
-    A case's span runs from its first marker (``load_case`` / ``save_output`` naming it) to its last.
-    A case whose span overlaps another case's span is ambiguous (interleaved harnesses, or a case re-run
-    after others) and gets no calls. A clean case gets every call from its first marker up to the first
-    marker of the next case in the log (or the end), so the calls of a run that never saved count too.
+    Calls that name their case (the ``case_id`` field every call of a per-case tool session carries)
+    go to that case exactly, however harnesses interleave. A log with no such field (older logs, or calls
+    made outside a case session) is split by spans: a case's span runs from its first marker
+    (``load_case`` / ``save_output`` naming it) to its last. A case whose span overlaps another case's
+    span is ambiguous (interleaved harnesses, or a case re-run after others) and gets no calls. A clean
+    case gets every call from its first marker up to the first marker of the next case in the log (or the
+    end), so the calls of a run that never saved count too.
     """
+    named = [c for c in calls if isinstance(c.get("case_id"), str) and c["case_id"]]
+    if named:
+        by_case: dict[str, list[Mapping[str, Any]]] = {}
+        for call in named:
+            by_case.setdefault(call["case_id"], []).append(call)
+        return by_case, set()
     first: dict[str, int] = {}
     last: dict[str, int] = {}
     for i, call in enumerate(calls):

@@ -4,15 +4,20 @@ The agent is a pydantic-ai ``Agent`` whose instructions are the skill's ``SKILL.
 harness rules (``prompts/llm_rules.md``). ``load_case``, ``retrieve`` and ``get_article`` are
 function tools; ``save_output`` is the output tool, so the run ends exactly when the evidence
 contract accepts an output. A rejected save goes back to the model with every reason (a
-``ModelRetry``), at most ``max_save_retries`` times. A tool error (unknown article id, empty
-query) is returned to the model as ``{"error": ...}``. Budgets are enforced in code: queries and
-fetches by the session (one refused call is reported to the model, a second ends the run), model
-tokens and turns by pydantic-ai ``UsageLimits``, wall time by the run ``timeout`` and the session.
+``ModelRetry``), at most ``max_save_retries`` times; ``save_output(check=true)`` validates and sends
+the offsets and warnings back the same way, without saving (at most ``MAX_CHECKS`` per run). Tool
+results are the JSON of ``skillrag.skill.views`` (the same as the command line and MCP), each with the
+case's ``budget``. A tool error (unknown article id, empty query) is returned to the model as
+``{"error": ...}``. Budgets are enforced in code: queries, fetches and saves by the tools' per-case
+account (one refused call is reported to the model with the same line as on every surface, a second
+ends the run), model tokens and turns by pydantic-ai ``UsageLimits``, wall time by the run
+``timeout`` and the session.
 Every model request is timed and its token usage recorded as a ``Step``.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -27,9 +32,13 @@ from skillrag.harness._prompts import render_prompt
 from skillrag.harness._records import Step
 from skillrag.harness._session import Session
 from skillrag.models import model_id, resolve_model
-from skillrag.skill import Case, SavedOutput, Skill
+from skillrag.skill import Case, SavedOutput, Skill, render_manual
+from skillrag.skill.views import article_json, case_json, page_json, retrieve_json, save_json
 
-__all__ = ["LLMHarness", "OutputArg", "SnippetArg"]
+__all__ = ["MAX_CHECKS", "LLMHarness", "OutputArg", "SnippetArg"]
+
+#: ``save_output(check=true)`` calls a run may make (each is sent back to the model as a retry prompt).
+MAX_CHECKS = 5
 
 
 class SnippetArg(BaseModel):
@@ -162,7 +171,7 @@ class LLMHarness:
         budgets = session.budgets
         refused = {"n": 0}
         instructions = (
-            skill.manual.strip()
+            render_manual(skill, session.account.limits).strip()
             + "\n\n"
             + render_prompt(
                 "llm_rules",
@@ -174,68 +183,86 @@ class LLMHarness:
         )
 
         def over_budget(exc: BudgetExceeded) -> dict[str, Any]:
+            if session.elapsed_s() > budgets.max_seconds:
+                raise _RunStop("budget_exceeded", str(exc)) from None
             refused["n"] += 1
             if refused["n"] > 1:
                 raise _RunStop("budget_exceeded", str(exc))
-            return {"error": f"{exc}; this call was refused. Read what you have and call save_output now."}
+            return {"error": str(exc), "budget": session.budget().to_dict()}
 
         def load_case(case_id: str) -> dict[str, Any]:
-            """Load the support case: contact reason, reason path, specialist notes and transcript."""
+            """Load the support case: contact reason, reason path, specialist notes, transcript, its as_of
+            reference date and the budget left."""
             try:
-                return session.load_case(case_id).model_dump()
+                loaded = session.load_case(case_id)
             except BudgetExceeded as exc:
                 raise _RunStop("budget_exceeded", str(exc)) from None
             except SkillragError as exc:
                 return {"error": str(exc)}
+            return case_json(loaded, session.budget())
 
-        def retrieve(query: str, k: int | None = None) -> dict[str, Any]:
-            """Search the knowledge base. Returns ranked hits: article_id, title, preview, score."""
+        def retrieve(
+            query: str = "",
+            k: int | None = None,
+            tags: list[str] | None = None,
+            title_prefix: list[str] | None = None,
+            id_prefix: list[str] | None = None,
+            page: str | None = None,
+        ) -> dict[str, Any]:
+            """Search the knowledge base. Returns ranked hits (article_id, title, relevance 0-1, bm25_rank,
+            dense_rank, section, preview: the best-matching passage) and, over the wiki backend, ranked
+            navigation pages with the articles they cite. Filters (lists): tags, title_prefix, id_prefix.
+            page=PAGE_ID reads one navigation page whole instead of searching. Spends one query."""
             try:
-                hits = session.retrieve(query, k)
+                if page is not None:
+                    if query.strip():
+                        return {"error": "give either a query or page, not both"}
+                    return page_json(session.read_page(page))
+                filters = {"source_tags": tags, "title_prefixes": title_prefix, "id_prefixes": id_prefix}
+                return retrieve_json(session.search(query, k, filters=filters))
             except BudgetExceeded as exc:
-                if session.elapsed_s() > budgets.max_seconds:
-                    raise _RunStop("budget_exceeded", str(exc)) from None
                 return over_budget(exc)
             except SkillragError as exc:
                 return {"error": str(exc)}
-            return {"query": query, "hits": hits, "queries_left": session.queries_left}
 
         def get_article(article_id: str, section: str | None = None, summary: bool = False) -> dict[str, Any]:
-            """Read a source article by id: its full body (or one section, or a short summary)."""
+            """Read a source article by id: id, title, parent, numbered sections with character offsets and
+            the raw body (quote from this); or one section (its number, path 'A > B' or heading); or a short
+            summary (not for quoting). Spends one fetch."""
             try:
                 view = session.get_article(article_id, section=section, summary=summary)
             except BudgetExceeded as exc:
-                if session.elapsed_s() > budgets.max_seconds:
-                    raise _RunStop("budget_exceeded", str(exc)) from None
                 return over_budget(exc)
             except SkillragError as exc:
                 return {"error": str(exc)}
-            return {
-                "id": view.id,
-                "title": view.title,
-                "part": view.part,
-                "text": view.text,
-                "fetches_left": session.fetches_left,
-            }
+            return article_json(view)
 
-        def save_output(output: OutputArg) -> dict[str, Any]:
+        def save_output(output: OutputArg, check: bool = False) -> dict[str, Any]:
             """Validate the output against the evidence contract and save it; rejected outputs come
-            back with every reason."""
+            back with every reason. check=true validates and reports (offsets, warnings) without saving."""
             data = self._complete(output, case, session)
             try:
-                saved = session.save(data, out_path)
+                saved = session.save(data, out_path, check=check)
             except BudgetExceeded as exc:
                 raise _RunStop("budget_exceeded", str(exc)) from None
             except ContractViolation as exc:
-                if session.record.retries > budgets.max_save_retries:
+                left = session.saves_left
+                if not check and left <= 0:
                     raise _RunStop("failed", f"save rejected {session.record.retries} times: {exc}") from None
-                left = budgets.max_save_retries - session.record.retries + 1
+                head = "save_output --check: the output would be rejected" if check else \
+                    "save_output rejected the output"
                 raise ModelRetry(
-                    "save_output rejected the output:\n"
-                    + "\n".join(f"- {r}" for r in exc.reasons)
-                    + f"\nFix these and call save_output again ({left} attempt(s) left)."
+                    f"{head}:\n" + "\n".join(f"- {r}" for r in exc.reasons)
+                    + f"\nFix these and call save_output again ({left} save attempt(s) left)."
                 ) from None
-            return {"status": "accepted", "path": str(saved.path), "n_snippets": saved.output["n_snippets"]}
+            report = save_json(saved)
+            if check:
+                raise ModelRetry(
+                    "save_output --check: the output would be accepted (nothing saved yet). "
+                    + json.dumps({k: report[k] for k in ("evidence", "warnings", "budget")}, ensure_ascii=False)
+                    + "\nFix any warning you can, then call save_output without check to save."
+                )
+            return {"status": "accepted", **report}
 
         model = _RecordingModel(self.model, session, self.model_name)
         agent = Agent(
@@ -245,15 +272,17 @@ class LLMHarness:
             output_type=ToolOutput(
                 save_output,
                 name="save_output",
-                description="Validate and save the output (the JSON object of the output contract).",
+                description="Validate and save the output (the JSON object of the output contract); "
+                "check=true only validates and reports.",
             ),
-            retries={"tools": max(1, budgets.max_save_retries), "output": budgets.max_save_retries},
+            retries={"tools": max(1, budgets.max_save_retries),
+                     "output": budgets.max_save_retries + MAX_CHECKS},
             model_settings=self._settings_for(session),
             defer_model_check=True,
         )
         limits = UsageLimits(
             total_tokens_limit=budgets.max_tokens,
-            request_limit=budgets.max_queries + budgets.max_fetches + budgets.max_save_retries + 8,
+            request_limit=budgets.max_queries + budgets.max_fetches + budgets.max_save_retries + MAX_CHECKS + 8,
         )
         remaining = max(0.001, budgets.max_seconds - session.elapsed_s())
         agent.run_sync(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from skillrag.errors import EmptyInputError, IndexStateError
+from skillrag.errors import EmptyInputError, IndexStateError, UserError
 from skillrag.workspace import Workspace
 
 __all__ = ["Item", "PageSource", "WikiPageSource", "collect_items", "passages", "preview_of", "text_hash"]
@@ -62,6 +62,10 @@ class PageSource(Protocol):
 
     def layer_fingerprint(self, ws: Workspace) -> str | None: ...
 
+    def load_page(self, ws: Workspace, page_id: str) -> Any:
+        """One page by id; ``UserError`` when there is none, ``InvalidIdError`` for a malformed id."""
+        ...
+
 
 class WikiPageSource:
     """The navigation layer of the ``skillrag.wiki`` package, imported lazily.
@@ -87,6 +91,12 @@ class WikiPageSource:
 
     def load_pages(self, ws: Workspace) -> Sequence[Any]:
         return self._wiki().load_pages(ws)
+
+    def load_page(self, ws: Workspace, page_id: str) -> Any:
+        layer = self._wiki().Layer(ws)
+        if not layer.page_path(page_id).is_file():
+            raise UserError(f"no navigation page {page_id!r} (page ids come from retrieve's `pages`)")
+        return layer.read(page_id)
 
     def layer_fingerprint(self, ws: Workspace) -> str | None:
         key = _stat_key(ws.wiki_dir / "pages")
@@ -120,7 +130,8 @@ def collect_items(ws: Workspace, backend: str, pages: PageSource | None = None) 
     if backend == "direct":
         from skillrag.corpus import ArticleStore
 
-        arts = ArticleStore(ws).list()
+        # a document split into section-articles is indexed through its sections, not whole
+        arts = ArticleStore(ws).list(split_documents=False)
         if not arts:
             raise EmptyInputError(f"{ws.root}: the corpus is empty; run `skillrag ingest PATH` first")
         items = [

@@ -1,4 +1,4 @@
-"""Value objects of the search package: hits, filters and index reports."""
+"""Value objects of the search package: hits, page hits, filters and index reports."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Backend", "Hit", "IndexReport", "Mode", "SearchFilters"]
+__all__ = ["Backend", "Hit", "IndexReport", "Mode", "PageArticle", "PageHit", "PageView", "SearchFilters"]
 
 Backend = Literal["wiki", "direct"]
 Mode = Literal["hybrid", "bm25", "dense"]
@@ -17,12 +17,23 @@ Mode = Literal["hybrid", "bm25", "dense"]
 class Hit:
     """One search result: a source article.
 
-    ``score`` depends on the mode: the reciprocal rank fusion score for ``hybrid``, the BM25 score for
-    ``bm25``, the cosine similarity (−1..1) for ``dense``; with the ``wiki`` backend it is the reciprocal
-    rank fusion of the best citing page's rank and the article's own rank (``search.wiki_order:
-    fused``, the default) or the score of the best-ranked page citing it (``page``). ``page_ids`` names the navigation pages that led to the
-    article (empty for the ``direct`` backend). ``preview`` is the start of the body, whitespace
-    collapsed.
+    ``score`` is the ranking score and depends on the mode: the reciprocal rank fusion score for
+    ``hybrid``, the BM25 score for ``bm25``, the cosine similarity (−1..1) for ``dense``; with the
+    ``wiki`` backend it is the reciprocal rank fusion of the best citing page's rank and the article's
+    own rank (``search.wiki_order: fused``, the default) or the score of the best-ranked page citing it
+    (``page``). It orders hits but means little to a reader.
+
+    ``relevance`` (0–1, the first hit is 1.0) is the one to read: the weighted mean of the hit's BM25
+    score divided by the best BM25 score among the candidates and its cosine rescaled between the
+    candidates' median (0) and best (1) cosine, divided by the first hit's value and never above the
+    value of the hit ranked before it (see ``skillrag.search.retriever``). ``bm25_rank`` and
+    ``dense_rank`` are the article's 1-based ranks under BM25 and dense retrieval among the candidates
+    (``None`` when that retriever did not rank it: no query term in common, or not part of the mode).
+
+    ``preview`` is the passage of the body that best matches the query (BM25 over the article's
+    passages), whitespace collapsed, at most ~280 characters and never cut inside a word (``…`` marks
+    a cut); ``section`` is the heading of the section holding it ("" before the first heading).
+    ``page_ids`` names the navigation pages that led to the article (empty for the ``direct`` backend).
     """
 
     article_id: str
@@ -30,33 +41,113 @@ class Hit:
     title: str
     preview: str
     page_ids: tuple[str, ...] = ()
+    relevance: float = 1.0
+    bm25_rank: int | None = None
+    dense_rank: int | None = None
+    section: str = ""
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready dict (``page_ids`` as a list)."""
-        return {"article_id": self.article_id, "score": self.score, "title": self.title,
-                "preview": self.preview, "page_ids": list(self.page_ids)}
+        return {"article_id": self.article_id, "score": self.score, "relevance": self.relevance,
+                "bm25_rank": self.bm25_rank, "dense_rank": self.dense_rank, "title": self.title,
+                "section": self.section, "preview": self.preview, "page_ids": list(self.page_ids)}
+
+
+@dataclass(frozen=True)
+class PageArticle:
+    """An article a navigation page cites: ``id``, ``title`` and the page's one-line ``summary`` of
+    it (empty when the page gives none)."""
+
+    id: str
+    title: str
+    summary: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        out = {"id": self.id, "title": self.title}
+        if self.summary:
+            out["summary"] = self.summary
+        return out
+
+
+@dataclass(frozen=True)
+class PageHit:
+    """A navigation page ranked for a query (``wiki`` backend): ``page_id``, ``kind`` (``entity``,
+    ``aspect`` or ``topic``), ``title``, ``intent``, ``relevance`` (0–1, as for ``Hit``) and the
+    ``articles`` it cites, in page order, with their titles (only those passing the filters)."""
+
+    page_id: str
+    kind: str
+    title: str
+    intent: str
+    relevance: float
+    articles: tuple[PageArticle, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {"page_id": self.page_id, "kind": self.kind, "title": self.title, "intent": self.intent,
+                "relevance": self.relevance, "articles": [a.to_dict() for a in self.articles]}
+
+
+@dataclass(frozen=True)
+class PageView:
+    """One navigation page read whole: what it solves and does not, its procedure steps (each with
+    its typed links as ``(type, article id)``) and every article it cites with its title."""
+
+    page_id: str
+    kind: str
+    title: str
+    intent: str
+    solves: tuple[str, ...] = ()
+    does_not_solve: tuple[str, ...] = ()
+    steps: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    articles: tuple[PageArticle, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {"page_id": self.page_id, "kind": self.kind, "title": self.title, "intent": self.intent,
+                "solves": list(self.solves), "does_not_solve": list(self.does_not_solve),
+                "procedure": [{"text": text, "links": [{"type": t, "article_id": a} for t, a in links]}
+                              for text, links in self.steps],
+                "articles": [a.to_dict() for a in self.articles]}
 
 
 class SearchFilters(BaseModel):
     """Restrict results by article metadata. ``None`` (or empty) means no restriction on that field.
 
-    An article passes when its ``source_tag`` is one of ``source_tags`` **and** its ``source_path``
-    starts with one of ``path_prefixes``.
+    An article passes when every given field accepts it: its ``source_tag`` is one of ``source_tags``,
+    its ``source_path`` starts with one of ``path_prefixes``, its title starts with one of
+    ``title_prefixes`` (case-insensitive, whitespace collapsed) and its id starts with one of
+    ``id_prefixes`` (case-sensitive, as ids are).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     source_tags: list[str] | None = None
     path_prefixes: list[str] | None = None
+    title_prefixes: list[str] | None = None
+    id_prefixes: list[str] | None = None
 
     def is_empty(self) -> bool:
-        return not self.source_tags and not self.path_prefixes
+        return not (self.source_tags or self.path_prefixes or self.title_prefixes or self.id_prefixes)
 
-    def accepts(self, source_tag: str, source_path: str) -> bool:
-        """True when an article with this tag and path passes the filter."""
+    def accepts(self, source_tag: str, source_path: str, title: str = "", article_id: str = "") -> bool:
+        """True when an article with this tag, path, title and id passes the filter."""
         if self.source_tags and source_tag not in self.source_tags:
             return False
-        return not self.path_prefixes or any(source_path.startswith(p) for p in self.path_prefixes)
+        if self.path_prefixes and not any(source_path.startswith(p) for p in self.path_prefixes):
+            return False
+        if self.title_prefixes:
+            flat = " ".join(title.split()).casefold()
+            if not any(flat.startswith(" ".join(p.split()).casefold()) for p in self.title_prefixes):
+                return False
+        return not self.id_prefixes or any(article_id.startswith(p) for p in self.id_prefixes)
+
+    def accepts_item(self, item: dict[str, object]) -> bool:
+        """``accepts`` for an index item record (``id, title, source_tag, source_path``)."""
+        return self.accepts(str(item.get("source_tag", "")), str(item.get("source_path", "")),
+                            str(item.get("title", "")), str(item.get("id", "")))
+
+    def describe(self) -> dict[str, list[str]]:
+        """The fields that restrict something, for tool results."""
+        return {k: list(v) for k, v in self.model_dump().items() if v}
 
 
 @dataclass

@@ -123,6 +123,8 @@ def build_index(
     report.added = sorted(set(new_hashes) - set(old_hashes))
     report.removed = sorted(set(old_hashes) - set(new_hashes))
     report.changed = sorted(i for i in new_hashes if i in old_hashes and old_hashes[i] != new_hashes[i])
+    # the layer fingerprint too: a page change that leaves every item's text alone (a variant rebuild)
+    # still makes the retriever refuse the index, so it must not be reported up to date
     same = (old is not None and old.get("embedder_id") == emb.id and old.get("params") == params
             and old.get("versions") == engine.versions() and old_hashes == new_hashes
             and old.get("layer_fingerprint") == fingerprint)

@@ -57,14 +57,16 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from skillrag.corpus import ArticleStore
-from skillrag.errors import EmptyInputError, IndexStateError, UserError
+from skillrag.errors import EmptyInputError, IndexStateError, SkillragError, UserError
 from skillrag.search._items import PageSource, WikiPageSource, no_layer_error, preview_of
-from skillrag.search._types import Hit, SearchFilters
+from skillrag.search._passages import ScoredText, analyse, best_passage
+from skillrag.search._types import Hit, PageArticle, PageHit, PageView, SearchFilters
 from skillrag.search.embedders import Embedder
 from skillrag.search.engines import get_engine
 from skillrag.search.fusion import reciprocal_rank_fusion
@@ -72,7 +74,7 @@ from skillrag.search.index import embedder_for, index_params
 from skillrag.search.tokenize import Analyzer
 from skillrag.workspace import Workspace
 
-__all__ = ["BACKENDS", "MODES", "Retriever", "open_retriever", "preview_of"]
+__all__ = ["BACKENDS", "MODES", "Retriever", "open_retriever", "preview_of", "read_page"]
 
 BACKENDS = ("direct", "wiki")
 MODES = ("hybrid", "bm25", "dense")
@@ -81,6 +83,22 @@ FUSION_DEPTH = 200
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 #: Shorter sentences ("Be polite.") are not kept by the ``select`` policy unless nothing else is left.
 _MIN_SENTENCE_WORDS = 3
+#: Article versions whose passages a retriever keeps analysed (previews of hits seen before are cheap).
+PASSAGE_CACHE = 4096
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    """One ranking of the items: ``order`` (item indices, best first) with their ranking ``scores``;
+    ``bm25_rank`` / ``dense_rank``: ``(n_items,)`` 1-based ranks, 0 = not ranked by that retriever;
+    ``norm``: ``(n_items,)`` the weighted mean of the BM25 score over the best candidate's and the
+    cosine rescaled from the candidates' median (0) to their best (1), clipped to 0–1."""
+
+    order: list[int]
+    scores: list[float]
+    bm25_rank: np.ndarray
+    dense_rank: np.ndarray
+    norm: np.ndarray
 
 
 class Retriever:
@@ -105,6 +123,8 @@ class Retriever:
                 raise no_layer_error(ws)
             raise IndexStateError(f"no {backend} search index in {ws.root}; run `skillrag index --backend {backend}`")
         self.index = index
+        #: items each ranking asks the engine for: None = all (an in-memory engine), else FUSION_DEPTH
+        self.depth: int | None = None if self.engine.exhaustive else FUSION_DEPTH
         self.manifest = index.manifest
         self._check_build(self.manifest)
         self.items: list[dict[str, Any]] = index.items
@@ -116,6 +136,9 @@ class Retriever:
         self.idf = np.log1p((n - df + 0.5) / (df + 0.5))
         self.index_of = {it["id"]: i for i, it in enumerate(self.items)}
         self._articles: Retriever | None = None
+        self._qvec_memo: tuple[str, np.ndarray] | None = None
+        self._inv_vocab: dict[int, str] | None = None
+        self._passage_cache: dict[str, ScoredText] = {}
         if backend == "wiki" and self.settings.wiki_order == "fused":
             try:
                 self._articles = Retriever(ws, "direct", mode, embedder)
@@ -252,35 +275,69 @@ class Retriever:
         out[idx] = sc
         return out
 
-    def rank_items(self, query: str, mask: np.ndarray | None = None, qvec: np.ndarray | None = None,
-                   *, filters: SearchFilters | None = None, depth: int | None = None) -> list[tuple[int, float]]:
-        """The matching items as ``(item index, score)``, best first, under this retriever's mode.
+    def _rank(self, query: str, mask: np.ndarray | None = None, qvec: np.ndarray | None = None,
+              filters: SearchFilters | None = None) -> _Ranked:
+        """Every matching item, best first, under this retriever's mode, with each item's BM25 and
+        dense ranks and its normalised score (see ``_Ranked``). ``mask``: ``(n_items,)`` bool, items
+        allowed (``filters``: the same restriction, passed on so an engine can apply it at its
+        source); ``qvec``: a precomputed query vector.
 
-        ``mask``: ``(n_items,)`` bool, items allowed (``filters``: the same restriction, passed on so an
-        engine can apply it at the source); ``qvec``: a precomputed query vector. ``depth``: items
-        wanted from a single ranking (bm25 / dense; default all); hybrid fuses the best
-        ``FUSION_DEPTH`` of each ranking.
+        The rankings come from the engine. The embedded engine ranks every item (ranks and the dense
+        median are exact); an engine on a server ranks the best ``FUSION_DEPTH`` of each (``self.depth``):
+        items past that have no rank there, and the dense median is taken over the ranked ones.
         """
-        per = FUSION_DEPTH if self.mode == "hybrid" else (depth or len(self.items))
-        rankings: list[list[int]] = []
-        raw: list[np.ndarray] = []
-        if self.mode in ("bm25", "hybrid"):
-            idx, sc = self.index.lexical(self.query_terms(query), per, mask, filters)
-            rankings.append(idx.tolist())
-            raw.append(sc)
-        if self.mode in ("dense", "hybrid"):
-            idx, sc = self.index.dense(self.query_vector(query) if qvec is None else qvec, per, mask, filters)
-            rankings.append(idx.tolist())
-            raw.append(sc)
-        if self.mode != "hybrid":
-            return [(i, float(x)) for i, x in zip(rankings[0], raw[0].tolist(), strict=True)]
+        n = len(self.items)
+        depth = self.depth or n
         s = self.settings
-        fused = reciprocal_rank_fusion(rankings, k=s.rrf_k, weights=[s.bm25_weight, s.dense_weight])
-        return [(int(i), score) for i, score in fused]
+        bm_rank = np.zeros(n, dtype=np.int64)
+        de_rank = np.zeros(n, dtype=np.int64)
+        parts: list[tuple[float, np.ndarray]] = []
+        rankings: list[np.ndarray] = []
+        raw: np.ndarray | None = None
+        if self.mode in ("bm25", "hybrid"):
+            order, sc = self.index.lexical(self.query_terms(query), depth, mask, filters)
+            b = np.zeros(n, dtype=np.float32)
+            b[order] = sc
+            bm_rank[order] = np.arange(1, len(order) + 1)
+            top = float(sc[0]) if len(order) else 0.0
+            parts.append((s.bm25_weight, np.clip(b / top, 0.0, 1.0) if top > 0 else np.zeros(n, np.float32)))
+            rankings.append(order)
+            raw = b
+        if self.mode in ("dense", "hybrid"):
+            order, sc = self.index.dense(self.query_vector(query) if qvec is None else qvec, depth, mask, filters)
+            d = np.full(n, -1.0, dtype=np.float32)  # unranked items: below any cosine a ranked one has
+            d[order] = sc
+            de_rank[order] = np.arange(1, len(order) + 1)
+            if len(order):
+                top, mid = float(sc[0]), float(np.median(sc))
+                span = top - mid
+                nd = np.clip((d - mid) / span, 0.0, 1.0) if span > 1e-9 else (d >= top).astype(np.float32)
+            else:
+                nd = np.zeros(n, np.float32)
+            parts.append((s.dense_weight, nd))
+            rankings.append(order)
+            raw = d
+        total_w = sum(w for w, _ in parts) or 1.0
+        norm = sum(w * p for w, p in parts) / total_w
+        if self.mode != "hybrid":
+            order = rankings[0].tolist()
+            return _Ranked(order, [float(raw[i]) for i in order], bm_rank, de_rank, norm)  # type: ignore[index]
+        fused = reciprocal_rank_fusion([r[:FUSION_DEPTH].tolist() for r in rankings], k=s.rrf_k,
+                                       weights=[s.bm25_weight, s.dense_weight])
+        return _Ranked([int(i) for i, _ in fused], [sc for _, sc in fused], bm_rank, de_rank, norm)
 
-    # -- the one public call -----------------------------------------------------------------------
+    def rank_items(self, query: str, mask: np.ndarray | None = None,
+                   qvec: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """Every matching item as ``(item index, score)``, best first, under this retriever's mode.
+
+        ``mask``: ``(n_items,)`` bool, items allowed; ``qvec``: a precomputed query vector."""
+        r = self._rank(query, mask, qvec)
+        return list(zip(r.order, r.scores, strict=True))
+
+    # -- the public calls --------------------------------------------------------------------------
     def search(self, query: str, k: int = 10, filters: SearchFilters | None = None) -> list[Hit]:
-        """The top ``k`` articles for ``query``, best first (fewer if fewer match).
+        """The top ``k`` articles for ``query``, best first (fewer if fewer match), each with its
+        relevance, BM25 and dense ranks and best-matching passage (``Hit``).
 
         Raises ``EmptyInputError`` for a blank query, ``UserError`` for ``k`` < 1 and
         ``IndexStateError`` when the index is stale.
@@ -295,66 +352,192 @@ class Retriever:
             return self._search_direct(query, k, filters)
         return self._search_wiki(query, k, filters)
 
+    def search_pages(self, query: str, k: int = 3, filters: SearchFilters | None = None) -> list[PageHit]:
+        """The top ``k`` navigation pages for ``query`` (``wiki`` backend; ``[]`` for ``direct``), each
+        with its kind, title, intent, relevance and the articles it cites that pass ``filters``
+        (a page citing none of them is skipped). Same errors as ``search``."""
+        if not isinstance(query, str) or not query.strip():
+            raise EmptyInputError("empty query: give some words to search for")
+        if k < 1:
+            raise UserError(f"k must be at least 1, got {k}")
+        if self.backend != "wiki":
+            return []
+        self.check_fresh()
+        filters = filters if filters is not None and not filters.is_empty() else None
+        ranked = self._rank(query, qvec=self._query_vector_once(query))
+        out: list[PageHit] = []
+        best: float | None = None
+        last = 1.0
+        for i in ranked.order:
+            item = self.items[i]
+            try:
+                page = self._pages.load_page(self.ws, item["id"])
+            except SkillragError:
+                continue  # a page removed since the build: check_fresh catches it on the next call
+            arts = self._page_articles(page, filters)
+            if not arts:
+                continue
+            value = float(ranked.norm[i])
+            best = value if best is None else best
+            last = min(last, value / best) if best > 0 else 0.0
+            out.append(PageHit(page_id=item["id"], kind=str(getattr(page, "kind", "topic") or "topic"),
+                               title=item["title"], intent=str(getattr(page, "intent", "") or ""),
+                               relevance=round(last, 3), articles=tuple(arts)))
+            if len(out) == k:
+                break
+        return out
+
+    def read_page(self, page_id: str) -> PageView:
+        """One navigation page whole (``PageView``). Raises ``InvalidIdError`` for a malformed id and
+        ``ArticleNotFound``-like ``UserError`` when there is no such page."""
+        return read_page(self.ws, page_id, pages=self._pages, store=self._store)
+
+    def _page_articles(self, page: Any, filters: SearchFilters | None) -> list[PageArticle]:
+        ids = list(page.article_ids())
+        summaries = {str(getattr(s, "id", "")): str(getattr(s, "summary", "") or "")
+                     for s in getattr(page, "sources", ()) or ()}
+        arts = self._articles if self._articles is not None else None
+        out: list[PageArticle] = []
+        if arts is not None:
+            for a in ids:
+                j = arts.index_of.get(a)
+                if j is None:
+                    continue
+                it = arts.items[j]
+                if filters is None or filters.accepts_item(it):
+                    out.append(PageArticle(a, it["title"], summaries.get(a, "")))
+            return out
+        found = self._store.get_many(ids)
+        for a in ids:
+            art = found.get(a)
+            if art is not None and (filters is None or filters.accepts(art.source_tag, art.source_path,
+                                                                       art.title, art.id)):
+                out.append(PageArticle(a, art.title, summaries.get(a, "")))
+        return out
+
+    # -- hits --------------------------------------------------------------------------------------
+    def _query_vector_once(self, query: str) -> np.ndarray | None:
+        """The query vector, memoised for the last query (``search`` and ``search_pages`` of one
+        ``retrieve`` call embed it once); None in ``bm25`` mode."""
+        if self.mode == "bm25":
+            return None
+        memo = self._qvec_memo
+        if memo is not None and memo[0] == query:
+            return memo[1]
+        v = self.query_vector(query)
+        self._qvec_memo = (query, v)
+        return v
+
+    def _analysed(self, content_hash: str, body: str) -> ScoredText:
+        """The article's passages and term counts, kept for the last ``PASSAGE_CACHE`` article versions."""
+        cache = self._passage_cache
+        got = cache.get(content_hash)
+        if got is None:
+            got = analyse(body, self.analyzer.terms)
+            with self._lock:
+                cache[content_hash] = got
+                while len(cache) > PASSAGE_CACHE:
+                    cache.pop(next(iter(cache)))
+        return got
+
+    def _query_weights(self, query: str) -> dict[str, float]:
+        """The query's distinct BM25 terms with their idf in this index (for passage previews)."""
+        inv = self._inv_vocab
+        if inv is None:
+            inv = self._inv_vocab = {v: t for t, v in self.vocab.items()}
+        return {inv[t]: float(self.idf[t]) for t in dict.fromkeys(self.query_terms(query))}
+
+    def _hits(self, chosen: list[tuple[str, float, float, int, int, tuple[str, ...]]], query: str) -> list[Hit]:
+        """Hits for ``(article id, score, normalised score, bm25 rank, dense rank, page ids)``, best
+        first: relevance relative to the first hit (never above the previous hit's), titles from the
+        store, and the best-matching passage as the preview."""
+        if not chosen:
+            return []
+        arts = self._store.get_many([c[0] for c in chosen])
+        weights = self._query_weights(query)
+        out: list[Hit] = []
+        top = chosen[0][2]
+        last = 1.0
+        for aid, score, norm, br, dr, pages in chosen:
+            art = arts.get(aid)
+            if art is None:
+                continue  # removed since the build (check_fresh passed a moment ago): skip it
+            last = min(last, norm / top) if top > 0 else 0.0
+            preview, section = best_passage(art.body, art.sections, weights, self.analyzer.terms,
+                                            analysed=self._analysed(art.content_hash, art.body))
+            out.append(Hit(article_id=aid, score=float(score), title=art.title, preview=preview,
+                           page_ids=pages, relevance=round(last, 3), bm25_rank=br or None,
+                           dense_rank=dr or None, section=section))
+        return out
+
     def _search_direct(self, query: str, k: int, filters: SearchFilters | None) -> list[Hit]:
         mask = None
         if filters is not None:
-            mask = np.array([filters.accepts(it["source_tag"], it["source_path"]) for it in self.items])
-        ranked = self.rank_items(query, mask, filters=filters, depth=k)[:k]
-        # title and preview were taken from the same article versions at build time (check_fresh)
-        return [Hit(article_id=self.items[i]["id"], score=sc, title=self.items[i]["title"],
-                    preview=self.items[i]["preview"]) for i, sc in ranked]
+            mask = np.array([filters.accepts_item(it) for it in self.items], dtype=bool)
+        r = self._rank(query, mask, self._query_vector_once(query), filters)
+        chosen = [(self.items[i]["id"], sc, float(r.norm[i]), int(r.bm25_rank[i]), int(r.dense_rank[i]), ())
+                  for i, sc in zip(r.order[:k], r.scores[:k], strict=True)]
+        return self._hits(chosen, query)
 
     def _search_wiki(self, query: str, k: int, filters: SearchFilters | None) -> list[Hit]:
         if self._articles is not None:
             return self._search_wiki_fused(query, k, filters, self._articles)
-        ranked = self.rank_items(query)
+        r = self._rank(query, qvec=self._query_vector_once(query))
         order: list[str] = []
-        first_score: dict[str, float] = {}
+        first: dict[str, tuple[float, float]] = {}
         led_by: dict[str, list[str]] = {}
-        for i, score in ranked:
+        for i, score in zip(r.order, r.scores, strict=True):
             page = self.items[i]
             for a in page["cites"]:
                 if a not in led_by:
                     led_by[a] = []
                     order.append(a)
-                    first_score[a] = score
+                    first[a] = (score, float(r.norm[i]))
                 led_by[a].append(page["id"])
-        hits: list[Hit] = []
-        for start in range(0, len(order), max(4 * k, 50)):
-            chunk = order[start : start + max(4 * k, 50)]
+        chosen: list[tuple[str, float, float, int, int, tuple[str, ...]]] = []
+        step = max(4 * k, 50)
+        for start in range(0, len(order), step):
+            chunk = order[start : start + step]
             arts = self._store.get_many(chunk)
             for a in chunk:
                 art = arts.get(a)
-                if art is None or (filters is not None and not filters.accepts(art.source_tag, art.source_path)):
+                if art is None or (filters is not None and not filters.accepts(
+                        art.source_tag, art.source_path, art.title, art.id)):
                     continue
-                hits.append(Hit(article_id=a, score=first_score[a], title=art.title, preview=preview_of(art.body),
-                                page_ids=tuple(led_by[a])))
-                if len(hits) == k:
-                    return hits
-        return hits
-
+                chosen.append((a, first[a][0], first[a][1], 0, 0, tuple(led_by[a])))
+                if len(chosen) == k:
+                    return self._hits(chosen, query)
+        return self._hits(chosen, query)
 
     def _search_wiki_fused(self, query: str, k: int, filters: SearchFilters | None, arts: Retriever) -> list[Hit]:
         """``wiki_order="fused"`` (module doc): RRF of the best citing page's rank and the article's
-        own rank among the articles the ranked pages reach."""
-        qvec = self.query_vector(query) if self.mode != "bm25" else None
+        own rank among the articles the ranked pages reach. A hit's normalised score is the mean of
+        its best page's and its own; its BM25 and dense ranks are its own among the reached articles."""
+        return self._hits(self._fused_order(query, k, filters, arts), query)
+
+    def _fused_order(self, query: str, k: int, filters: SearchFilters | None,
+                     arts: Retriever) -> list[tuple[str, float, float, int, int, tuple[str, ...]]]:
+        """The top ``k`` of the fused wiki order as ``_hits`` takes them (the ranking alone)."""
+        qvec = self._query_vector_once(query)
+        pages = self._rank(query, qvec=qvec)
         page_rank: dict[str, int] = {}
+        page_norm: dict[str, float] = {}
         led_by: dict[str, list[str]] = {}
-        for r, (i, _) in enumerate(self.rank_items(query, qvec=qvec)):
+        for r, i in enumerate(pages.order):
             page = self.items[i]
             for a in page["cites"]:
                 if a not in led_by:
                     led_by[a] = []
                     page_rank[a] = r
+                    page_norm[a] = float(pages.norm[i])
                 led_by[a].append(page["id"])
         mask = np.zeros(len(arts.items), dtype=bool)
         for a in led_by:
             j = arts.index_of.get(a)  # a cited id missing from the corpus is skipped
             if j is not None:
-                it = arts.items[j]
-                mask[j] = filters is None or filters.accepts(it["source_tag"], it["source_path"])
-        art_rank = {arts.items[j]["id"]: r
-                    for r, (j, _) in enumerate(arts.rank_items(query, mask, qvec=qvec, filters=filters))}
+                mask[j] = filters is None or filters.accepts_item(arts.items[j])
+        own = arts._rank(query, mask, qvec=qvec, filters=filters)
+        art_rank = {arts.items[j]["id"]: r for r, j in enumerate(own.order)}
         rk = self.settings.rrf_k
         unranked = len(arts.items)  # not matched by the article ranking (e.g. no BM25 term): no share
         scores: dict[str, float] = {}
@@ -365,8 +548,37 @@ class Retriever:
                 1 / (rk + ar + 1) if ar < min(FUSION_DEPTH, unranked) else 0.0)
         pos = {a: n for n, a in enumerate(led_by)}  # last tie-breaker: the order the pages cite them
         best = sorted(scores, key=lambda a: (-scores[a], page_rank[a], art_rank.get(a, unranked), pos[a]))[:k]
-        return [Hit(article_id=a, score=scores[a], title=arts.items[arts.index_of[a]]["title"],
-                    preview=arts.items[arts.index_of[a]]["preview"], page_ids=tuple(led_by[a])) for a in best]
+        chosen = []
+        for a in best:
+            j = arts.index_of[a]
+            chosen.append((a, scores[a], (page_norm[a] + float(own.norm[j])) / 2, int(own.bm25_rank[j]),
+                           int(own.dense_rank[j]), tuple(led_by[a])))
+        return chosen
+
+
+def read_page(ws: Workspace, page_id: str, *, pages: PageSource | None = None,
+              store: ArticleStore | None = None) -> PageView:
+    """One page of the workspace's navigation layer (``pages``: the page source, default the
+    ``skillrag.wiki`` layer), with the titles of the articles it cites (those still in the corpus).
+
+    Raises ``InvalidIdError`` for a malformed page id and ``UserError`` when the layer has no such page.
+    """
+    src = pages or WikiPageSource()
+    page = src.load_page(ws, page_id)
+    ids = list(page.article_ids())
+    found = (store or ArticleStore(ws)).get_many(ids)
+    summaries = {str(getattr(s, "id", "")): str(getattr(s, "summary", "") or "")
+                 for s in getattr(page, "sources", ()) or ()}
+    steps = tuple(
+        (str(st.text), tuple((str(getattr(ln.type, "value", ln.type)), str(ln.article_id)) for ln in st.links))
+        for st in getattr(page, "steps", ()) or ()
+    )
+    return PageView(
+        page_id=str(page.id), kind=str(getattr(page, "kind", "topic") or "topic"), title=str(page.title),
+        intent=str(getattr(page, "intent", "") or ""), solves=tuple(getattr(page, "solves", ()) or ()),
+        does_not_solve=tuple(getattr(page, "does_not_solve", ()) or ()), steps=steps,
+        articles=tuple(PageArticle(a, found[a].title, summaries.get(a, "")) for a in ids if a in found),
+    )
 
 
 def open_retriever(

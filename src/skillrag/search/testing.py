@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from skillrag.errors import UserError
 from skillrag.search.embedders._base import l2_normalize
 
 __all__ = ["FakePage", "FakePageSource", "HashEmbedder"]
@@ -48,12 +49,15 @@ class HashEmbedder:
 
 @dataclass
 class FakePage:
-    """Stands in for ``skillrag.wiki.Page``: ``id``, ``title``, ``search_text()``, ``article_ids()``."""
+    """Stands in for ``skillrag.wiki.Page``: ``id``, ``title``, ``kind``, ``intent``, ``search_text()``,
+    ``article_ids()``."""
 
     id: str
     title: str
     text: str
     cites: list[str] = field(default_factory=list)
+    kind: str = "topic"
+    intent: str = ""
 
     def search_text(self) -> str:
         return self.text
@@ -73,6 +77,12 @@ class FakePageSource:
 
     def load_pages(self, ws: object) -> list[FakePage]:
         return list(self.pages or [])
+
+    def load_page(self, ws: object, page_id: str) -> FakePage:
+        for p in self.pages or []:
+            if p.id == page_id:
+                return p
+        raise UserError(f"no navigation page {page_id!r}")
 
     def layer_fingerprint(self, ws: object) -> str | None:
         if self.pages is None:

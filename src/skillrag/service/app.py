@@ -70,7 +70,7 @@ log = logging.getLogger("skillrag.service")
 RunRunner = Callable[[dict[str, Any], str, str | None], dict[str, Any]]
 
 _BEARER = HTTPBearer(auto_error=False, description="Set with `skillrag serve --token`.")
-_ID = r"^[A-Za-z0-9][A-Za-z0-9_.()+\-:]{0,199}$"
+_ID = r"^[A-Za-z0-9][A-Za-z0-9_.()+\-:#]{0,199}$"
 
 
 class ErrorBody(BaseModel):

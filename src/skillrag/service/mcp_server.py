@@ -2,10 +2,13 @@
 
 ``build_mcp_server(ws)`` returns an ``mcp.server.MCPServer`` exposing ``load_case``,
 ``retrieve``, ``get_article``, ``save_output`` and ``list_skills``; ``serve_stdio`` runs it over
-stdio (``skillrag mcp -w DIR``). Every tool goes through ``SkillTools``, so the evidence contract
-and the latency log are the same as for the CLI and the Python API. Tool errors (bad id, rejected
-output, missing index) come back as MCP tool errors (``isError``) whose text is the one-line
-message; a rejected ``save_output`` lists every reason, one per line.
+stdio (``skillrag mcp -w DIR``). Every tool goes through ``SkillTools``, so the evidence contract,
+the per-case budgets (kept in the workspace store, shared with the command line) and the latency log
+are the same as for the CLI and the Python API, and results have the JSON shapes of
+``skillrag.skill.views``. Calls that name no ``case_id`` go to the case this server loaded last. Tool
+errors (bad id, rejected output, missing index, a spent budget) come back as MCP tool errors
+(``isError``) whose text is the one-line message; a rejected ``save_output`` lists every reason, one
+per line.
 """
 
 from __future__ import annotations
@@ -14,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent
 
 from skillrag import __version__
-from skillrag.errors import ContractViolation, SkillragError
-from skillrag.skill import CaseFile, SkillRegistry, SkillTools, hit_to_dict
+from skillrag.errors import ContractViolation, SkillragError, UserError
+from skillrag.skill import CaseFile, SkillRegistry, SkillTools, render_manual
 from skillrag.skill.tools import Retriever
+from skillrag.skill.views import article_json, case_json, page_json, retrieve_json, save_json
 from skillrag.workspace import Workspace
 
 __all__ = ["TOOL_NAMES", "build_mcp_server", "serve_stdio"]
@@ -28,10 +32,15 @@ __all__ = ["TOOL_NAMES", "build_mcp_server", "serve_stdio"]
 TOOL_NAMES = ("load_case", "retrieve", "get_article", "save_output", "list_skills")
 
 
-def _fail(exc: SkillragError) -> ToolError:
+def _fail(exc: SkillragError) -> Any:
+    """A tool error result (``isError``) whose text is the error's own line, exactly as the command
+    line prints it after ``error:`` (raising ``ToolError`` would prefix the SDK's "Error executing
+    tool ..."), so a refused over-budget call reads the same on every surface."""
     if isinstance(exc, ContractViolation):
-        return ToolError("output rejected:\n" + "\n".join(f"- {r}" for r in exc.reasons))
-    return ToolError(str(exc))
+        text = "output rejected:\n" + "\n".join(f"- {r}" for r in exc.reasons)
+    else:
+        text = str(exc)
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def build_mcp_server(
@@ -47,47 +56,64 @@ def build_mcp_server(
     Raises ``SkillNotFound``/``ConfigError`` for a missing or broken skill."""
     registry = SkillRegistry(ws)
     sk = registry.get(skill)
-    tools = SkillTools(ws, sk, cases, retriever=retriever,
+    tools = SkillTools(ws, sk, cases, retriever=retriever, surface="mcp",
                        log_path=log_path if log_path is not None else ws.runs_dir / "tool_calls.jsonl")
     server = MCPServer(
         name="skillrag",
         version=__version__,
-        instructions=f"Skill {sk.name!r}: {sk.description}\n\n{sk.manual}",
+        instructions=f"Skill {sk.name!r}: {sk.description}\n\n{render_manual(sk, tools.limits)}",
     )
 
-    @server.tool(description="Load one support case by id: contact reason, notes, transcript (no reference answer).")
-    def load_case(case_id: str) -> dict[str, Any]:
+    @server.tool(description=(
+        "Load one support case by id: contact reason, notes, transcript (no reference answer), its as_of "
+        "reference date and the budget left. Starts the case's session (calling it again continues it)."))
+    def load_case(case_id: str, new_session: bool = False) -> dict[str, Any]:
         try:
-            return tools.load_case(case_id).model_dump(mode="json")
+            case = tools.load_case(case_id, new_session=new_session)
+            return case_json(case, tools.budget(case.case_id))
         except SkillragError as exc:
-            raise _fail(exc) from None
+            return _fail(exc)
 
-    @server.tool(description="Search the knowledge base; returns ranked source-article ids with title and preview.")
-    def retrieve(query: str, k: int | None = None) -> list[dict[str, Any]]:
+    @server.tool(description=(
+        "Search the knowledge base: ranked source articles (id, title, relevance 0-1, BM25 and dense ranks, "
+        "best-matching passage and its section) and, over the wiki backend, ranked navigation pages with the "
+        "articles they cite. Filters: tags, title_prefix, id_prefix (lists). page=PAGE_ID reads one page whole "
+        "instead. Spends one query of the case (case_id: default the case loaded last)."))
+    def retrieve(query: str = "", k: int | None = None, tags: list[str] | None = None,
+                 title_prefix: list[str] | None = None, id_prefix: list[str] | None = None,
+                 page: str | None = None, case_id: str | None = None) -> dict[str, Any]:
         try:
-            return [hit_to_dict(h) for h in tools.retrieve(query, k)]
+            if page is not None:
+                if query.strip():
+                    raise UserError("give either a query or page, not both")
+                return page_json(tools.read_page(page, case_id=case_id))
+            filters = {"source_tags": tags, "title_prefixes": title_prefix, "id_prefixes": id_prefix}
+            return retrieve_json(tools.retrieve(query, k, filters=filters, case_id=case_id))
         except SkillragError as exc:
-            raise _fail(exc) from None
+            return _fail(exc)
 
-    @server.tool(description="Read a source article by id: the raw body (quote from this), one section, or a summary.")
-    def get_article(article_id: str, section: str | None = None, summary: bool = False) -> dict[str, Any]:
+    @server.tool(description=(
+        "Read a source article by id: id, title, parent, numbered sections with character offsets, and the "
+        "raw body (quote from this); or one section (its number, path 'A > B' or heading); or a summary. "
+        "Spends one fetch of the case."))
+    def get_article(article_id: str, section: str | None = None, summary: bool = False,
+                    case_id: str | None = None) -> dict[str, Any]:
         try:
-            return tools.get_article(article_id, section=section, summary=summary).to_dict()
+            return article_json(tools.get_article(article_id, section=section, summary=summary, case_id=case_id))
         except SkillragError as exc:
-            raise _fail(exc) from None
+            return _fail(exc)
 
     @server.tool(description=(
         "Validate an output (case_id, guidance, snippets[{source_article, source_title, text, why}], "
-        "n_snippets, articles_consulted) against the evidence contract and save it; "
-        "a rejection lists every reason and writes nothing."
+        "n_snippets, articles_consulted) against the evidence contract and save it; a rejection lists every "
+        "reason and writes nothing. An accepted save returns each snippet's offsets and warnings (evidence "
+        "gaps; never a rejection). check=true validates and reports without saving or spending a save."
     ))
-    def save_output(output: dict[str, Any]) -> dict[str, Any]:
+    def save_output(output: dict[str, Any], check: bool = False) -> dict[str, Any]:
         try:
-            saved = tools.save_output(output)
+            return save_json(tools.save_output(output, check=check))
         except SkillragError as exc:
-            raise _fail(exc) from None
-        return {"accepted": True, "path": str(saved.path), "case_id": saved.case_id,
-                "evidence": [e.to_dict() for e in saved.evidence]}
+            return _fail(exc)
 
     @server.tool(description="List the skills this workspace offers (name, description).")
     def list_skills() -> list[dict[str, Any]]:

@@ -5,9 +5,11 @@ through ``CaseFile.ground_truth``; every agent-facing type (``Case``, tool resul
 for it.
 """
 
+from skillrag.skill.budget import BudgetLedger, BudgetLimits, BudgetState
 from skillrag.skill.cases import AGENT_FIELDS, Case, CaseFile, CaseRecord, GroundTruth, Message, write_cases
 from skillrag.skill.config import SkillBudgets, SkillConfig, load_skill_config
 from skillrag.skill.contract import ContractLimits, locate, normalize, validate_output
+from skillrag.skill.gaps import Gap, evidence_gaps
 from skillrag.skill.registry import (
     Skill,
     SkillRegistry,
@@ -15,22 +17,41 @@ from skillrag.skill.registry import (
     ingest_references,
     install_builtin_skills,
     load_skill,
+    render_manual,
 )
 from skillrag.skill.spec import check_skill_folder
 from skillrag.skill.tau2 import import_tau2
-from skillrag.skill.tools import ArticleView, EvidenceRecord, SavedOutput, SkillTools, ToolCall, hit_to_dict
+from skillrag.skill.tools import (
+    ArticleView,
+    EvidenceRecord,
+    PageRead,
+    RetrieveResult,
+    SavedOutput,
+    SectionInfo,
+    SkillTools,
+    ToolCall,
+    hit_to_dict,
+    resolve_section,
+)
 
 __all__ = [
     "AGENT_FIELDS",
     "ArticleView",
+    "BudgetLedger",
+    "BudgetLimits",
+    "BudgetState",
     "Case",
     "CaseFile",
     "CaseRecord",
     "ContractLimits",
     "EvidenceRecord",
+    "Gap",
     "GroundTruth",
     "Message",
+    "PageRead",
+    "RetrieveResult",
     "SavedOutput",
+    "SectionInfo",
     "Skill",
     "SkillBudgets",
     "SkillConfig",
@@ -39,6 +60,7 @@ __all__ = [
     "ToolCall",
     "builtin_skills_dir",
     "check_skill_folder",
+    "evidence_gaps",
     "hit_to_dict",
     "import_tau2",
     "ingest_references",
@@ -47,6 +69,8 @@ __all__ = [
     "load_skill_config",
     "locate",
     "normalize",
+    "render_manual",
+    "resolve_section",
     "validate_output",
     "write_cases",
 ]

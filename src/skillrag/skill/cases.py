@@ -4,6 +4,7 @@ A case file is JSONL, one object per line::
 
     {"case_id": "c1", "contact_reason": "...", "contact_reason_path": ["cards", "lost"],
      "case_notes": ["..."], "case_messages": [{"role": "customer", "content": "..."}],
+     "as_of": "2025-09-01",
      "ground_truth": {"reference_guidance": "...", "required_documents": ["..."],
                       "expected_tools": ["..."], "expected_actions": [{...}], "extra": {...}},
      "source": "tau2-telecom", "source_id": "[mobile_data_issue]..."}
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,9 @@ class Case(BaseModel):
     contact_reason_path: list[str] = Field(default_factory=list, description="Taxonomy path, root first.")
     case_notes: list[str] = Field(default_factory=list, description="Internal specialist notes, oldest first.")
     case_messages: list[Message] = Field(default_factory=list, description="Transcript, oldest first.")
+    as_of: date | None = Field(
+        None, description="Reference date of the case (ISO): offer windows and deadlines are judged against it. "
+        "`load_case` fills in the session's date (the day it started) when the case has none.")
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -64,7 +69,7 @@ class Case(BaseModel):
 
 
 #: The keys of ``Case.model_dump()``: everything an agent-facing call may return about a case.
-AGENT_FIELDS = ("case_id", "contact_reason", "contact_reason_path", "case_notes", "case_messages",
+AGENT_FIELDS = ("case_id", "contact_reason", "contact_reason_path", "case_notes", "case_messages", "as_of",
                 "n_messages", "n_notes")
 
 
@@ -105,6 +110,7 @@ class CaseRecord(BaseModel):
     contact_reason_path: list[str] = Field(default_factory=list)
     case_notes: list[str] = Field(default_factory=list)
     case_messages: list[Message] = Field(default_factory=list)
+    as_of: date | None = Field(None, description="Reference date of the case (ISO), if it has one.")
     n_messages: int | None = Field(None, description="Ignored on read (recomputed).")
     n_notes: int | None = Field(None, description="Ignored on read (recomputed).")
     ground_truth: _GroundTruthBody | None = None
@@ -118,6 +124,7 @@ class CaseRecord(BaseModel):
             contact_reason_path=list(self.contact_reason_path),
             case_notes=list(self.case_notes),
             case_messages=list(self.case_messages),
+            as_of=self.as_of,
         )
 
     def truth(self) -> GroundTruth:
@@ -199,6 +206,6 @@ def write_cases(path: str | Path, records: list[CaseRecord]) -> int:
     """Write ``records`` as JSONL to ``path`` atomically; returns the number written."""
     from skillrag.workspace import atomic_write_text
 
-    lines = [json.dumps(r.model_dump(exclude_none=True), ensure_ascii=False) for r in records]
+    lines = [json.dumps(r.model_dump(mode="json", exclude_none=True), ensure_ascii=False) for r in records]
     atomic_write_text(Path(path), "".join(line + "\n" for line in lines))
     return len(lines)

@@ -38,6 +38,9 @@ class SkillConfig(BaseModel):
         None, description="Retrievers fused by `retrieve`; none = the workspace's search.mode."
     )
     k: int = Field(10, ge=1, le=200, description="Results per `retrieve` call, in article ids.")
+    pages: int = Field(
+        3, ge=0, le=50, description="Navigation pages per `retrieve` call (wiki backend only; 0 = none)."
+    )
     max_snippets: int = Field(15, ge=1, le=200, description="Most snippets one output may carry.")
     min_snippets: int = Field(1, ge=0, description="Fewest snippets one output must carry.")
     min_snippet_chars: int = Field(15, ge=1, description="Shortest snippet, in characters (normalised).")

@@ -23,14 +23,17 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
 
 from skillrag.errors import UserError
+from skillrag.skill.budget import BudgetLimits
 from skillrag.skill.contract import SNIPPET_FIELDS
-from skillrag.skill.registry import Skill
+from skillrag.skill.registry import Skill, render_manual
 from skillrag.skill.spec import check_skill_folder
+from skillrag.skill.views import BODY_RULE
 
 __all__ = ["TOOL_SCRIPTS", "export_skill", "output_json_schema"]
 
@@ -100,10 +103,12 @@ sys.exit(main("{command}", sys.argv[1:]))
 '''
 
 _DOCS = {
-    "load_case": "Usage: load_case.py CASE_ID  -> the case as JSON (no ground truth).",
-    "retrieve": 'Usage: retrieve.py "QUERY" [-k K]  -> ranked hits as JSON (article_id, score, title, preview).',
-    "get_article": "Usage: get_article.py ARTICLE_ID [--section HEADING] [--summary]  -> the article text.",
-    "save_output": "Usage: save_output.py OUT.json  -> validates and saves; exit 1 lists every violation.",
+    "load_case": "Usage: load_case.py CASE_ID  -> the case as JSON (no ground truth), its as_of date, the budget.",
+    "retrieve": ('Usage: retrieve.py "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--tag TAG] | '
+                 "retrieve.py --page PAGE_ID --case CASE_ID  -> ranked hits (and pages) as JSON."),
+    "get_article": ("Usage: get_article.py 'ARTICLE_ID' --case CASE_ID [--section N] [--summary] [--json]  "
+                    "-> header + the article text."),
+    "save_output": "Usage: save_output.py OUT.json [--check]  -> validates and saves; exit 1 lists every violation.",
 }
 
 _RUNNING = """
@@ -111,40 +116,93 @@ _RUNNING = """
 
 The commands above are also available as scripts in this folder, so any harness with a shell can
 run the skill unchanged. They call `skillrag tool ...` against the workspace recorded in
-`scripts/config.json` (override with the `SKILLRAG_WORKSPACE` environment variable):
+`scripts/config.json` (override with the `SKILLRAG_WORKSPACE` environment variable). Every call is
+a new process, so name the case each time with `--case CASE_ID` (or set `SKILLRAG_CASE`): the
+budgets above are kept per case in the workspace and enforced on these scripts too.
 
 - `python scripts/load_case.py CASE_ID`
-- `python scripts/retrieve.py "QUERY" [-k K]`
-- `python scripts/get_article.py ARTICLE_ID [--section HEADING] [--summary]`
-- `python scripts/save_output.py OUT.json` (exit code 0 = saved, 1 = rejected with reasons)
+- `python scripts/retrieve.py "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--tag TAG]`
+- `python scripts/retrieve.py --page PAGE_ID --case CASE_ID`
+- `python scripts/get_article.py 'ARTICLE_ID' --case CASE_ID [--section N] [--summary] [--json]`
+- `python scripts/save_output.py OUT.json --check`, then `python scripts/save_output.py OUT.json`
+  (exit code 0 = accepted, 1 = rejected with every reason, 2 = a usage error or a spent budget)
 
-Reference material: `references/tools.md` (tool arguments and results),
+Reference material: `references/tools.md` (every argument and result field),
 `references/output-schema.json` (the output contract as JSON Schema) and
-`references/skill.yaml` (retrieval and snippet settings).
+`references/skill.yaml` (retrieval, snippet and budget settings).
 """
 
 _TOOLS_MD = """# The four tools
 
-Every tool prints JSON on stdout (or the article text for get_article without `--json`),
-prints `error: ...` on stderr and exits non-zero on bad input. Each call is timed and appended
-to `runs/tool_calls.jsonl` in the workspace.
+Run them as `python scripts/NAME.py ...` (or `skillrag tool ...`). Every tool prints JSON on stdout
+(get_article prints a header and the article text unless `--json` is given), prints `error: ...` on
+stderr and exits non-zero on bad input. Each call is timed and appended to `runs/tool_calls.jsonl`
+in the workspace.
+
+## Budgets (per case; each case is its own session)
+
+| budget | per case | what spends it |
+|---|---|---|
+| queries | {max_queries} | each `retrieve` call, `--page` reads included |
+| fetches | {max_fetches} | each `get_article` call, `--summary` and `--section` reads included |
+| saves | {max_saves} | each `save_output` without `--check` (the first save + {max_save_retries} retries) |
+
+`load_case` starts the case's session (calling it again continues it; nothing is reset). Later calls
+name the case with `--case CASE_ID` (or `$SKILLRAG_CASE`); with no case named, a call goes to the one
+open case, and is refused when several are open. Every result ends with
+`"budget": {{"queries_left", "fetches_left", "saves_left"}}`. A call past a budget is refused with one
+line, e.g. `error: query budget spent ({max_queries} retrieve calls for case 'c1'); this call was refused: ...`
+(exit code 2). Failed calls cost nothing.
 
 ## load_case CASE_ID
 Returns `case_id, contact_reason, contact_reason_path, case_notes, case_messages[{{role, content}}],
-n_messages, n_notes`. Reference answers are never returned.
+as_of, n_messages, n_notes, budget`. `as_of` is the case's reference date (ISO): judge offer windows
+and deadlines against it. Reference answers are never returned.
 
-## retrieve "QUERY" [-k K]
-Returns up to K hits (default {k}) `[{{article_id, score, title, preview, page_ids}}]`, best first.
-Backend: {backend}; mode: {mode}.
+## retrieve "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--tag TAG]
+Returns `{{case_id, query, filters, hits, pages, budget}}`. `hits` (up to K, default {k}), best first:
+`article_id, title, relevance` (0-1 within this result, the first hit is 1.0), `bm25_rank, dense_rank`
+(the article's rank under keyword and under meaning search; null = not ranked by that one),
+`section` and `preview` (the passage that matched best; for reading, not for quoting), `page_ids`.
+`pages` (backend `wiki` only; up to {pages}): `page_id, kind` (entity | aspect | topic)`, title,
+intent, relevance, articles[{{id, title}}]`. Backend: {backend}; mode: {mode}.
 
-## get_article ARTICLE_ID [--section HEADING] [--summary]
-Returns the raw article body (quote from this), one section, or a short summary.
+Filters (repeatable; an article passes when it matches one value of every filter given):
+`--id-prefix` (ids of one product family share a stem), `--title-prefix` (any case; e.g. `Internal:`),
+`--tag` (source tag).{tags}
 
-## save_output OUT.json
-Validates OUT.json against the output contract and writes it to `runs/CASE_ID/output.json`
-when accepted. Limits: at most {max_snippets} snippets, each {min_chars}-{max_chars} characters;
-every snippet must occur verbatim (quotes, dashes and whitespace aside) in the article it cites.
+## retrieve --page PAGE_ID --case CASE_ID
+Returns `{{case_id, page{{page_id, kind, title, intent, solves, does_not_solve, procedure[{{text,
+links[{{type, article_id}}]}}], articles[{{id, title}}]}}, budget}}`: the whole navigation page with
+every article it cites. Spends a query.
+
+## get_article 'ARTICLE_ID' --case CASE_ID [--section N] [--summary] [--json]
+Text: a header (`id`, `title`, `parent` when the article is a section of a longer document, `part`,
+numbered `sections`, `budget`), the line `{body_rule}`, then the body exactly as stored
+(quote from this). `--section` takes a section's number from the header, its path
+(`'Fees > Premium'`) or its heading; a heading used by several sections is refused with their numbers.
+`--json`: `{{id, title, parent, heading_path, part, offset, content_hash, sections[{{index, heading, path,
+level, start, end}}], body, budget}}`; `body` starts at character `offset` of the article and
+`sections` offsets index the article, so `body[start - offset : end - offset]` is a section.
+Put ids in single quotes: they may contain `(`, `)`, `#` or `:`.
+
+## save_output OUT.json [--check]
+Validates OUT.json against the output contract and writes it to `runs/CASE_ID/output.json` when
+accepted. Limits: at most {max_snippets} snippets, each {min_chars}-{max_chars} characters; every snippet
+must occur verbatim (quotes, dashes and whitespace aside) in the article it cites. A rejection
+(exit 1) lists every reason on stderr. Accepted: `{{accepted, checked_only, path, case_id, n_snippets,
+evidence[{{index, source_article, start, end, content_hash}}], warnings[{{kind, subject, message}}], budget}}`.
+Warnings never reject: `unquoted_identifier` (a tool name, amount or product in the guidance that no
+snippet contains), `unused_snippet` (a snippet no guidance step uses), `unfetched_citation` (a cited
+article this case never read). `--check` reports the same without writing or spending a save.
 """
+
+
+def _tag_lines(tags: Mapping[str, int] | None) -> str:
+    if not tags:
+        return ""
+    listed = ", ".join(f"`{t}` ({n} articles)" for t, n in sorted(tags.items()) if t)
+    return f" Source tags in this corpus when the skill was exported: {listed}." if listed else ""
 
 
 def output_json_schema(max_snippets: int = 15, min_chars: int = 15) -> dict:
@@ -176,13 +234,24 @@ def output_json_schema(max_snippets: int = 15, min_chars: int = 15) -> dict:
 
 
 def export_skill(skill: Skill, dest: str | Path, *, workspace: Path | None = None,
-                 cases: Path | None = None, overwrite: bool = False) -> Path:
+                 cases: Path | None = None, overwrite: bool = False, limits: BudgetLimits | None = None,
+                 tags: Mapping[str, int] | None = None) -> Path:
     """Write ``skill`` as an Agent Skills folder under ``dest`` (see module doc) and return it.
 
-    ``workspace``/``cases`` are recorded (as absolute paths) in ``scripts/config.json``. Raises
-    ``UserError`` when the folder exists and ``overwrite`` is false, or when the written folder
-    fails the specification checks (``check_skill_folder``).
+    ``workspace``/``cases`` are recorded (as absolute paths) in ``scripts/config.json``. ``limits``:
+    the per-case budgets the manual states (default: the skill's ``budgets`` over the default
+    ``harness`` settings); ``tags``: the corpus's source tags with their article counts, listed in
+    ``references/tools.md`` for ``--tag``. Raises ``UserError`` when the folder exists and
+    ``overwrite`` is false, or when the written folder fails the specification checks
+    (``check_skill_folder``).
     """
+    if limits is None:
+        from skillrag.workspace.config import HarnessSettings
+
+        h = HarnessSettings()
+        b = skill.config.budgets
+        limits = BudgetLimits.of({n: getattr(b, n) if getattr(b, n) is not None else getattr(h, n)
+                                  for n in ("max_queries", "max_fetches", "max_save_retries")})
     dest = Path(dest)
     out = dest if dest.name == skill.name else dest / skill.name
     if out.exists():
@@ -196,7 +265,8 @@ def export_skill(skill: Skill, dest: str | Path, *, workspace: Path | None = Non
     front["name"] = skill.name
     front["description"] = skill.description
     head = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=100)
-    (out / "SKILL.md").write_text(f"---\n{head}---\n\n{skill.manual.rstrip()}\n{_RUNNING}", encoding="utf-8")
+    manual = render_manual(skill, limits).rstrip()
+    (out / "SKILL.md").write_text(f"---\n{head}---\n\n{manual}\n{_RUNNING}", encoding="utf-8")
 
     (out / "scripts" / "_run.py").write_text(_LAUNCHER, encoding="utf-8")
     for script, command in TOOL_SCRIPTS.items():
@@ -219,9 +289,12 @@ def export_skill(skill: Skill, dest: str | Path, *, workspace: Path | None = Non
         json.dumps(output_json_schema(c.max_snippets, c.min_snippet_chars), indent=2) + "\n", encoding="utf-8"
     )
     (out / "references" / "tools.md").write_text(
-        _TOOLS_MD.format(k=c.k, backend=c.backend or "workspace default", mode=c.mode or "workspace default",
-                         max_snippets=c.max_snippets, min_chars=c.min_snippet_chars,
-                         max_chars=c.max_snippet_chars),
+        _TOOLS_MD.format(k=c.k, pages=c.pages, backend=c.backend or "workspace default",
+                         mode=c.mode or "workspace default", max_snippets=c.max_snippets,
+                         min_chars=c.min_snippet_chars, max_chars=c.max_snippet_chars,
+                         max_queries=limits.max_queries, max_fetches=limits.max_fetches,
+                         max_saves=limits.max_saves, max_save_retries=limits.max_save_retries,
+                         body_rule=BODY_RULE, tags=_tag_lines(tags)),
         encoding="utf-8",
     )
     problems = check_skill_folder(out)

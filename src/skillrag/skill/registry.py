@@ -22,7 +22,11 @@ from skillrag.skill.config import SkillConfig, load_skill_config
 from skillrag.skill.spec import check_front_matter, read_skill_md
 from skillrag.workspace import Workspace
 
-__all__ = ["Skill", "SkillRegistry", "builtin_skills_dir", "ingest_references", "install_builtin_skills", "load_skill"]
+__all__ = ["Skill", "SkillRegistry", "builtin_skills_dir", "ingest_references", "install_builtin_skills", "load_skill",
+           "render_manual"]
+
+#: Placeholders a SKILL.md may use (``${max_queries}``); ``render_manual`` fills them in.
+MANUAL_FIELDS = ("max_queries", "max_fetches", "max_saves", "max_save_retries", "max_snippets", "k", "pages")
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,20 @@ class Skill:
     path: Path
     front_matter: dict[str, Any] = field(default_factory=dict)
     builtin: bool = False
+
+
+def render_manual(skill: Skill, limits: Any) -> str:
+    """``skill.manual`` with its placeholders filled in (``string.Template``, safe: any other ``$``
+    text stays as written): ``${max_queries}``, ``${max_fetches}``, ``${max_saves}``,
+    ``${max_save_retries}`` from ``limits`` (a ``BudgetLimits``), ``${max_snippets}``, ``${k}``
+    and ``${pages}`` from the skill's settings. So the manual states the budgets that are enforced."""
+    from string import Template
+
+    c = skill.config
+    values = {"max_queries": limits.max_queries, "max_fetches": limits.max_fetches, "max_saves": limits.max_saves,
+              "max_save_retries": limits.max_save_retries, "max_snippets": c.max_snippets, "k": c.k,
+              "pages": c.pages}
+    return Template(skill.manual).safe_substitute({k: str(v) for k, v in values.items()})
 
 
 def builtin_skills_dir() -> Path:

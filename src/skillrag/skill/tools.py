@@ -2,43 +2,105 @@
 
 They are the trust boundary between an agent and the workspace: the agent reasons, the tools
 read and write. The same ``SkillTools`` object backs the Python API, the ``skillrag tool ...``
-CLI commands and the MCP server. Each call is timed and recorded in ``.calls`` (and appended as
-one JSON line to ``log_path`` when given), success or failure.
+commands (and so the exported scripts), the MCP server and the harnesses; ``skillrag.skill.views``
+turns its results into the JSON every surface shows. Each call is timed and recorded in ``.calls``
+(and appended as one JSON line to ``log_path`` when given, its arguments summarised to a bounded
+size), success or failure.
+
+Budgets: every call is charged to its case's session in the workspace store (``skill.budget``):
+``retrieve`` (a page read included) spends a query, ``get_article`` (whole, ``section`` or
+``summary``) a fetch, ``save_output`` a save (``check=True`` spends nothing). An over-budget call
+raises ``BudgetExceeded`` before it runs; a failed call is refunded. Results carry the session's
+``BudgetState`` after the call.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from skillrag import __version__
 from skillrag.corpus import Article, ArticleStore, ScopedArticles, SourceScope, check_id, summarize
-from skillrag.errors import ArticleNotFound, CaseNotFound, ContractViolation, EmptyInputError
+from skillrag.errors import (
+    ArticleNotFound,
+    CaseNotFound,
+    ContractViolation,
+    EmptyInputError,
+    InvalidIdError,
+    UserError,
+)
+from skillrag.skill.budget import BudgetLedger, BudgetLimits, BudgetState, Charge
 from skillrag.skill.cases import Case, CaseFile
 from skillrag.skill.contract import locate, validate_output, verify_audit
+from skillrag.skill.gaps import Gap, evidence_gaps
 from skillrag.skill.registry import Skill
 from skillrag.workspace import Workspace, atomic_write_text
 
-__all__ = ["ArticleView", "EvidenceRecord", "Retriever", "SavedOutput", "SkillTools", "ToolCall", "hit_to_dict"]
+__all__ = [
+    "ArticleView",
+    "EvidenceRecord",
+    "PageRead",
+    "RetrieveResult",
+    "Retriever",
+    "SavedOutput",
+    "SectionInfo",
+    "SkillTools",
+    "ToolCall",
+    "hit_to_dict",
+    "resolve_section",
+    "summarize_args",
+]
 
 T = TypeVar("T")
 
+#: Longest string kept whole in a logged argument; longer ones are cut and their length noted.
+LOG_STRING_CHARS = 200
+#: Most list items or mapping keys kept in a logged argument.
+LOG_ITEMS = 20
+
 
 class Retriever(Protocol):
-    """What ``retrieve`` needs: ``skillrag.search``'s retriever (or a test double)."""
+    """What ``retrieve`` needs: ``skillrag.search``'s retriever (or a test double). ``search_pages``
+    and ``read_page`` are optional (the ``wiki`` backend's navigation pages)."""
 
     def search(self, query: str, k: int = 10, filters: Any = None) -> list[Any]: ...
 
 
+def summarize_args(value: Any, depth: int = 0) -> Any:
+    """``value`` cut to a bounded size for the tool-call log: strings over ``LOG_STRING_CHARS``
+    characters are cut and end with ``… (N chars)``; lists keep ``LOG_ITEMS`` items and mappings
+    ``LOG_ITEMS`` keys (plus a note of how many were left out); nesting below 3 levels becomes a
+    type name."""
+    if isinstance(value, str):
+        return value if len(value) <= LOG_STRING_CHARS else f"{value[:LOG_STRING_CHARS]}… ({len(value)} chars)"
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if depth >= 3:
+        return f"<{type(value).__name__}>"
+    if isinstance(value, Mapping):
+        items = list(value.items())
+        out = {str(k): summarize_args(v, depth + 1) for k, v in items[:LOG_ITEMS]}
+        if len(items) > LOG_ITEMS:
+            out["…"] = f"{len(items) - LOG_ITEMS} more keys"
+        return out
+    if isinstance(value, list | tuple):
+        out_list = [summarize_args(v, depth + 1) for v in value[:LOG_ITEMS]]
+        if len(value) > LOG_ITEMS:
+            out_list.append(f"… {len(value) - LOG_ITEMS} more items")
+        return out_list
+    return summarize_args(str(value), depth)
+
+
 @dataclass(frozen=True)
 class ToolCall:
-    """One tool call: ``tool`` name, its ``args`` (summarised for save_output), wall time ``ms``
-    in milliseconds, ``ok``, and the ``error`` message when it failed."""
+    """One tool call: ``tool`` name, its ``args`` (summarised to a bounded size, ``summarize_args``),
+    wall time ``ms`` in milliseconds, ``ok``, the ``error`` message when it failed, and the ``case_id``
+    it was charged to (when known)."""
 
     tool: str
     args: dict[str, Any]
@@ -46,16 +108,78 @@ class ToolCall:
     ok: bool
     error: str | None = None
     at: str = ""
+    case_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tool": self.tool, "args": self.args, "ms": round(self.ms, 3), "ok": self.ok,
-                "error": self.error, "at": self.at}
+        return {"tool": self.tool, "case_id": self.case_id, "args": self.args, "ms": round(self.ms, 3),
+                "ok": self.ok, "error": self.error, "at": self.at}
+
+
+@dataclass(frozen=True)
+class SectionInfo:
+    """One section of an article: its 1-based ``index`` in the article, ``heading``, ``level``,
+    ``path`` (the headings from the outermost enclosing section down to this one) and character
+    offsets ``body[start:end]`` in the article's raw body."""
+
+    index: int
+    heading: str
+    level: int
+    start: int
+    end: int
+    path: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "heading": self.heading, "path": " > ".join(self.path), "level": self.level,
+                "start": self.start, "end": self.end}
+
+
+def section_infos(article: Article) -> tuple[SectionInfo, ...]:
+    """The article's sections with their heading paths (levels nest as in Markdown)."""
+    out: list[SectionInfo] = []
+    stack: list[tuple[int, str]] = []
+    for i, sec in enumerate(article.sections, 1):
+        while stack and stack[-1][0] >= sec.level:
+            stack.pop()
+        stack.append((sec.level, sec.heading))
+        out.append(SectionInfo(i, sec.heading, sec.level, sec.start, sec.end, tuple(h for _, h in stack)))
+    return tuple(out)
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def resolve_section(article: Article, spec: str) -> SectionInfo:
+    """The section ``spec`` names: its number in the article (``"3"``), its heading path
+    (``"Premium card > Fees"``, or any trailing part of the path) or its heading (any case).
+
+    Raises ``ArticleNotFound`` when nothing matches and ``UserError`` when a heading names several
+    sections (the message lists each with its number and path)."""
+    infos = section_infos(article)
+    want = _fold(spec)
+    listing = "; ".join(f"{s.index} {' > '.join(s.path)}" for s in infos) or "none"
+    by_heading = [s for s in infos if _fold(s.heading) == want]
+    if not by_heading and spec.strip().isdigit() and 1 <= int(spec) <= len(infos):
+        return infos[int(spec) - 1]
+    if not by_heading and ">" in spec:
+        parts = [_fold(p) for p in spec.split(">") if p.strip()]
+        by_heading = [s for s in infos if [_fold(h) for h in s.path[-len(parts):]] == parts]
+    if len(by_heading) == 1:
+        return by_heading[0]
+    if not by_heading:
+        raise ArticleNotFound(f"article {article.id!r} has no section {spec!r} (sections: {listing})")
+    options = ", ".join(f"{s.index} ({' > '.join(s.path)})" for s in by_heading)
+    raise UserError(f"article {article.id!r} has {len(by_heading)} sections named {spec!r}: {options}; "
+                    "name one by its number or its path (e.g. --section 'Parent > Heading')")
 
 
 @dataclass(frozen=True)
 class ArticleView:
-    """What ``get_article`` returns: the article ``id``, ``title`` and ``text`` (the raw body,
-    one section of it, or a summary), plus the body's ``content_hash`` and ``source_tag``."""
+    """What ``get_article`` returns: the article ``id``, ``title``, ``parent`` (the document a
+    section-article was split from, else None), ``heading_path`` (its headings in the parent),
+    its ``sections`` (with offsets in the raw body), and ``text``: the raw body, one section of it
+    (``part`` ``section:N``) or a summary. ``offset`` is where ``text`` starts in the raw body (None
+    for a summary), so ``body[offset + i]`` is ``text[i]``. ``budget``: the case's budget after the call."""
 
     id: str
     title: str
@@ -63,10 +187,17 @@ class ArticleView:
     content_hash: str = ""
     source_tag: str = ""
     part: str = "body"
+    parent: str | None = None
+    heading_path: tuple[str, ...] = ()
+    sections: tuple[SectionInfo, ...] = ()
+    offset: int | None = 0
+    budget: BudgetState | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "part": self.part, "content_hash": self.content_hash,
-                "text": self.text}
+        """The agent-facing JSON (``skillrag.skill.views.article_json``)."""
+        from skillrag.skill.views import article_json
+
+        return article_json(self)
 
 
 @dataclass(frozen=True)
@@ -87,24 +218,56 @@ class EvidenceRecord:
 
 @dataclass(frozen=True)
 class SavedOutput:
-    """An accepted, written output: its ``path``, the JSON object written (``output``, with an
-    ``audit`` block added) and the ``evidence`` offsets of each snippet."""
+    """An accepted output: its ``path`` (None for a ``check``, which writes nothing), the JSON
+    object written (``output``, with an ``audit`` block added), the ``evidence`` offsets of each
+    snippet, the ``warnings`` (evidence gaps, ``skillrag.skill.gaps``; they never reject) and the
+    case's ``budget`` after the call."""
 
-    path: Path
+    path: Path | None
     output: dict[str, Any]
     evidence: list[EvidenceRecord] = field(default_factory=list)
+    warnings: list[Gap] = field(default_factory=list)
+    budget: BudgetState | None = None
+    checked_only: bool = False
 
     @property
     def case_id(self) -> str:
         return str(self.output["case_id"])
 
 
+class RetrieveResult(list):  # type: ignore[type-arg]
+    """What ``retrieve`` returns: a ``list`` of hits (``skillrag.search.Hit``: article_id, score,
+    relevance, bm25_rank, dense_rank, title, section, preview, page_ids), best first, which also
+    carries the ranked navigation ``pages`` (``PageHit``; ``wiki`` backend only), the ``query``, the
+    ``filters`` applied and the case's ``budget`` after the call."""
+
+    def __init__(self, hits: list[Any], *, query: str, pages: list[Any] | None = None,
+                 filters: Any = None, budget: BudgetState | None = None) -> None:
+        super().__init__(hits)
+        self.query = query
+        self.pages = list(pages or [])
+        self.filters = filters
+        self.budget = budget
+
+
+@dataclass(frozen=True)
+class PageRead:
+    """``retrieve --page``: one navigation page (``skillrag.search.PageView``) and the budget after the call."""
+
+    page: Any
+    budget: BudgetState | None = None
+
+
 def hit_to_dict(hit: Any) -> dict[str, Any]:
-    """A search hit as a JSON-ready dict (``article_id, score, title, preview, page_ids``)."""
+    """A search hit as the agent sees it: ``article_id, title, relevance, bm25_rank, dense_rank,
+    section, preview, page_ids`` (the raw ``score`` is left out: only its order means something)."""
     return {
         "article_id": hit.article_id,
-        "score": float(hit.score),
         "title": getattr(hit, "title", ""),
+        "relevance": round(float(getattr(hit, "relevance", 1.0)), 3),
+        "bm25_rank": getattr(hit, "bm25_rank", None),
+        "dense_rank": getattr(hit, "dense_rank", None),
+        "section": getattr(hit, "section", ""),
         "preview": getattr(hit, "preview", ""),
         "page_ids": list(getattr(hit, "page_ids", ()) or ()),
     }
@@ -116,7 +279,12 @@ class SkillTools:
     ``cases`` is the case file ``load_case`` reads (default: the skill's ``cases`` setting, a
     path relative to the workspace). ``retriever`` overrides the one ``retrieve`` opens lazily
     with ``skillrag.search.open_retriever(ws, backend=skill.config.backend, mode=skill.config.mode)``.
-    ``log_path``, when given, receives one JSON line per call (the latency log).
+    ``log_path``, when given, receives one JSON line per call (the latency log). ``limits`` are the
+    per-case budgets of sessions this object starts (default: the skill's, else the workspace's);
+    ``surface`` names who calls (``cli``, ``mcp``, ``harness``, ``python``) in the account.
+    ``session`` is the case session calls go to when they name no case (set by ``load_case``). On the
+    agent surfaces a call must belong to a case session (``use_case``); on the Python API (the
+    default ``surface``) a call outside any case session runs uncharged, with ``budget`` None.
     """
 
     def __init__(
@@ -127,6 +295,8 @@ class SkillTools:
         *,
         retriever: Retriever | None = None,
         log_path: Path | None = None,
+        limits: BudgetLimits | None = None,
+        surface: str = "python",
     ) -> None:
         self.workspace = ws
         self.skill = skill
@@ -135,9 +305,20 @@ class SkillTools:
         self.log_path = log_path
         self.calls: list[ToolCall] = []
         self._store: ArticleStore | None = None
+        self.limits = limits or BudgetLimits.for_skill(ws, skill.config.budgets)
+        self.surface = surface
+        self._ledger: BudgetLedger | None = None
+        self.session: BudgetState | None = None
         self._articles: ScopedArticles | None = None
 
     # -- plumbing ---------------------------------------------------------------------------
+    @property
+    def ledger(self) -> BudgetLedger:
+        """The workspace's per-case budget account (opened on first use)."""
+        if self._ledger is None:
+            self._ledger = BudgetLedger(self.workspace)
+        return self._ledger
+
     @property
     def store(self) -> ArticleStore:
         if self._store is None:
@@ -171,15 +352,16 @@ class SkillTools:
             )
         return self._retriever
 
-    def _timed(self, tool: str, args: dict[str, Any], fn: Callable[[], T]) -> T:
+    def _timed(self, tool: str, args: dict[str, Any], fn: Callable[[], T], case: Callable[[], str | None]) -> T:
         t0 = time.perf_counter()
         at = datetime.now(UTC).isoformat(timespec="milliseconds")
+        logged = summarize_args(args)
         try:
             result = fn()
         except Exception as exc:
-            self._record(ToolCall(tool, args, (time.perf_counter() - t0) * 1000, False, str(exc), at))
+            self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, False, str(exc), at, case()))
             raise
-        self._record(ToolCall(tool, args, (time.perf_counter() - t0) * 1000, True, None, at))
+        self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, True, None, at, case()))
         return result
 
     def _record(self, call: ToolCall) -> None:
@@ -189,55 +371,203 @@ class SkillTools:
             with self.log_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps({"skill": self.skill.name, **call.to_dict()}, ensure_ascii=False) + "\n")
 
+    # -- case sessions ------------------------------------------------------------------------
+    def start_session(self, case_id: str, *, new: bool = False, private: bool = False,
+                      limits: BudgetLimits | None = None, as_of: Any = None) -> BudgetState:
+        """Start (or continue, unless ``new``) the case's session and make it this object's default.
+        ``private``: a session of its own (a harness run; see ``skill.budget``)."""
+        check_id(case_id, "case")
+        state, _ = self.ledger.start(case_id, self.skill.name, limits or self.limits, as_of=as_of,
+                                     surface=self.surface, new=new, private=private)
+        self.session = state
+        return state
+
+    def use_case(self, case_id: str | None) -> BudgetState:
+        """The session a call for ``case_id`` goes to: this object's session when it is that case's
+        (or when ``case_id`` is None), else the case's current session in the workspace (started
+        when it has none); with no case named and no session here, the one open session of the skill.
+        Raises ``UserError`` when no case is named and none or several sessions are open."""
+        if case_id is not None:
+            check_id(case_id, "case")
+            if self.session is not None and self.session.case_id == case_id:
+                return self.session
+            state = self.ledger.current(case_id, self.skill.name)
+            if state is None:
+                state, _ = self.ledger.start(case_id, self.skill.name, self.limits, surface=self.surface)
+            return state
+        if self.session is not None:
+            return self.session
+        found = self.ledger.open_sessions(self.skill.name)
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise UserError("which case is this call for? call load_case CASE_ID first, or name the case "
+                            "(--case CASE_ID on the command line or $SKILLRAG_CASE; case_id over MCP)")
+        names = ", ".join(s.case_id for s in found[:8]) + (" …" if len(found) > 8 else "")
+        raise UserError(f"several cases are open ({names}): name the case this call is for "
+                        "(--case CASE_ID on the command line or $SKILLRAG_CASE; case_id over MCP)")
+
+    def _find_session(self, case_id: str | None) -> BudgetState | None:
+        """The session ``use_case`` would pick, without starting one (None when there is none)."""
+        if case_id is not None and not (self.session is not None and self.session.case_id == case_id):
+            check_id(case_id, "case")
+            return self.ledger.current(case_id, self.skill.name)
+        return self._account(case_id)
+
+    def budget(self, case_id: str | None = None) -> BudgetState:
+        """The current account of the case's session (see ``use_case``)."""
+        return self.ledger.get(self.use_case(case_id).session_id)
+
+    def _account(self, case_id: str | None) -> BudgetState | None:
+        """The session a tool call is charged to (``use_case``), except on the Python API (``surface
+        "python"``): there a call that names no case and has no session of its own is not charged
+        (None), and never goes to another process's open case."""
+        if case_id is None and self.session is None and self.surface == "python":
+            return None
+        return self.use_case(case_id)
+
+    def _charged(self, kind: Charge, tool: str, target: str, state: BudgetState | None,
+                 fn: Callable[[], T]) -> tuple[T, BudgetState | None]:
+        if state is None:
+            return fn(), None
+        after, seq = self.ledger.charge(state.session_id, kind, tool, target)
+        try:
+            return fn(), after
+        except Exception:
+            self.ledger.refund(state.session_id, seq)
+            raise
+
     # -- the four tools ---------------------------------------------------------------------
-    def load_case(self, case_id: str) -> Case:
-        """The agent-facing case (no ground truth). Raises ``CaseNotFound``."""
-        return self._timed("load_case", {"case_id": case_id}, lambda: self.cases.load(case_id))
+    def load_case(self, case_id: str, *, new_session: bool = False) -> Case:
+        """The agent-facing case (no ground truth), with ``as_of`` filled in (the case's own date, else
+        the day its session started). Starts the case's session, or continues the one it has (a
+        re-read never resets budgets; ``new_session`` does). Raises ``CaseNotFound``."""
+        def run() -> Case:
+            case = self.cases.load(case_id)
+            if self.session is not None and self.session.private and self.session.case_id == case.case_id:
+                state = self.session  # a harness run: its own session is already open
+            else:
+                state = self.start_session(case.case_id, new=new_session, as_of=case.as_of)
+            self.ledger.note(state.session_id, "load_case", case.case_id)
+            return case.model_copy(update={"as_of": case.as_of or _date(state.as_of)})
 
-    def retrieve(self, query: str, k: int | None = None) -> list[Any]:
-        """Ranked hits (``skillrag.search.Hit``: article_id, score, title, preview, page_ids) for
-        ``query``; ``k`` defaults to the skill's ``k``. Restricted to the skill's scope (``articles``).
-        Raises ``EmptyInputError`` for an empty query, ``IndexStateError`` when there is no index."""
+        args: dict[str, Any] = {"case_id": case_id} | ({"new_session": True} if new_session else {})
+        return self._timed("load_case", args, run, lambda: case_id)
+
+    def retrieve(self, query: str, k: int | None = None, *, filters: Any = None, case_id: str | None = None,
+                 pages: int | None = None) -> RetrieveResult:
+        """Ranked hits for ``query`` (a ``RetrieveResult``: a list of ``skillrag.search.Hit`` that also
+        carries ``pages``, the ranked navigation pages of the ``wiki`` backend, and ``budget``).
+
+        ``k`` defaults to the skill's ``k`` and ``pages`` to its ``pages``; ``filters`` is a
+        ``SearchFilters`` or a mapping of its fields (``source_tags``, ``title_prefixes``,
+        ``id_prefixes``, ``path_prefixes``), always restricted to the skill's ``allowed_sources``.
+        Spends one query of the case. Raises ``EmptyInputError`` for an empty query,
+        ``IndexStateError`` when there is no index, ``UserError`` for a tag outside the skill's
+        sources, ``BudgetExceeded`` when the query budget is spent."""
         kk = k if k is not None else self.skill.config.k
+        n_pages = self.skill.config.pages if pages is None else pages
+        state_box: dict[str, BudgetState] = {}
 
-        def run() -> list[Any]:
-            if not query or not query.strip():
-                raise EmptyInputError("empty query")
-            return self.articles.search(self.retriever, query, kk)
+        def run() -> RetrieveResult:
+            if not isinstance(query, str) or not query.strip():
+                raise EmptyInputError("empty query: give some words to search for")
+            flt = self._filters(filters)
+            state = self._account(case_id)
+            if state is not None:
+                state_box["s"] = state
 
-        return self._timed("retrieve", {"query": query, "k": kk}, run)
+            def search() -> tuple[list[Any], list[Any]]:
+                hits = self.articles.search(self.retriever, query, kk, filters=flt)
+                finder = getattr(self.retriever, "search_pages", None)
+                found = self._scoped_pages(finder, query, n_pages, flt) if callable(finder) and n_pages > 0 else []
+                return hits, found
 
-    def get_article(self, article_id: str, section: str | None = None, summary: bool = False) -> ArticleView:
-        """The article's raw body (or the section with heading ``section``, or a deterministic
-        summary). Raises ``InvalidIdError``, ``ArticleNotFound`` (also for an article outside the
-        skill's allowed sources or a section the article lacks)."""
+            (hits, found), after = self._charged("query", "retrieve", query, state, search)
+            return RetrieveResult(hits, query=query, pages=found, filters=flt, budget=after)
+
+        args = {"query": query, "k": kk} | self._filter_args(filters) | ({"case_id": case_id} if case_id else {})
+        return self._timed("retrieve", args, run, lambda: _case_of(state_box, case_id))
+
+    def read_page(self, page_id: str, *, case_id: str | None = None) -> PageRead:
+        """One navigation page whole (``retrieve --page``): what it solves, its procedure with typed
+        links and every article it cites with its title. Spends one query of the case. Raises
+        ``InvalidIdError`` / ``UserError`` for a malformed or unknown page id."""
+        state_box: dict[str, BudgetState] = {}
+
+        def run() -> PageRead:
+            from skillrag.wiki.page import check_page_id
+
+            if not isinstance(page_id, str):
+                raise InvalidIdError(f"{page_id!r} is not a valid page id")
+            check_page_id(page_id)
+            state = self._account(case_id)
+            if state is not None:
+                state_box["s"] = state
+
+            def read() -> Any:
+                reader = getattr(self._retriever, "read_page", None)
+                if callable(reader):
+                    return reader(page_id)
+                from skillrag.search import read_page
+
+                return read_page(self.workspace, page_id, store=self.store)
+
+            view, after = self._charged("query", "retrieve", f"page:{page_id}", state, read)
+            if self.articles.source_tags() is not None:  # a page may cite articles outside the scope: leave them out
+                keep = self.articles.get_many([a.id for a in view.articles])
+                view = replace(view, articles=tuple(a for a in view.articles if a.id in keep))
+            return PageRead(view, after)
+
+        args = {"page": page_id} | ({"case_id": case_id} if case_id else {})
+        return self._timed("retrieve", args, run, lambda: _case_of(state_box, case_id))
+
+    def get_article(self, article_id: str, section: str | None = None, summary: bool = False, *,
+                    case_id: str | None = None) -> ArticleView:
+        """The article's raw body, or one section (``section``: its number, heading path or heading;
+        see ``resolve_section``), or a deterministic summary, with its header fields (title, parent,
+        heading path, sections with offsets). Spends one fetch of the case. Raises ``InvalidIdError``,
+        ``ArticleNotFound`` (also for an article outside the skill's allowed sources or a section the
+        article lacks), ``UserError`` for an ambiguous section, ``BudgetExceeded``."""
+        state_box: dict[str, BudgetState] = {}
 
         def run() -> ArticleView:
-            art = self.articles.get(article_id)
-            if section is not None:
-                try:
-                    text, part = art.section(section), f"section:{section}"
-                except KeyError:
-                    heads = "; ".join(s.heading for s in art.sections) or "none"
-                    raise ArticleNotFound(
-                        f"article {article_id!r} has no section {section!r} (sections: {heads})"
-                    ) from None
-            elif summary:
-                text, part = summarize(art, self.workspace.config.corpus.summary_chars), "summary"
-            else:
-                text, part = art.body, "body"
-            return ArticleView(art.id, art.title, text, art.content_hash, art.source_tag, part)
+            check_id(article_id)
+            state = self._account(case_id)
+            if state is not None:
+                state_box["s"] = state
+
+            def read() -> ArticleView:
+                art = self.articles.get(article_id)
+                infos = section_infos(art)
+                offset: int | None = 0
+                if section is not None:
+                    sec = resolve_section(art, section)
+                    text, part, offset = art.body[sec.start : sec.end], f"section:{sec.index}", sec.start
+                elif summary:
+                    text, part, offset = summarize(art, self.workspace.config.corpus.summary_chars), "summary", None
+                else:
+                    text, part = art.body, "body"
+                return ArticleView(art.id, art.title, text, art.content_hash, art.source_tag, part,
+                                   parent=getattr(art, "parent", None),
+                                   heading_path=tuple(getattr(art, "heading_path", ()) or ()),
+                                   sections=infos, offset=offset)
+
+            view, after = self._charged("fetch", "get_article", article_id, state, read)
+            return replace(view, budget=after)
 
         args: dict[str, Any] = {"article_id": article_id}
         if section is not None:
             args["section"] = section
         if summary:
             args["summary"] = True
-        return self._timed("get_article", args, run)
+        if case_id:
+            args["case_id"] = case_id
+        return self._timed("get_article", args, run, lambda: _case_of(state_box, case_id))
 
     def check_output(self, output: Any) -> list[str]:
         """Every reason the evidence contract rejects ``output`` against this workspace (empty =
-        accepted). Does not write and is not logged."""
+        accepted). Does not write, is not logged and spends nothing."""
         reasons, _ = self._check(output)
         return reasons
 
@@ -275,37 +605,158 @@ class SkillTools:
                 reasons.append(f"articles_consulted: {a!r} is outside this skill's allowed sources")
         return reasons, arts
 
-    def save_output(self, output: dict[str, Any], path: Path | None = None) -> SavedOutput:
+    def save_output(self, output: dict[str, Any], path: Path | None = None, *, check: bool = False) -> SavedOutput:
         """Validate ``output`` against the evidence contract and, only if accepted, write it
         atomically to ``path`` (default ``runs/<case_id>/output.json``) with an ``audit`` block:
-        each snippet's offsets in its article's raw body and the article's content hash.
-        Raises ``ContractViolation`` listing every reason; nothing is written then."""
+        each snippet's offsets in its article's raw body, the article's content hash, the warnings
+        and the case session's calls. Returns the ``SavedOutput`` with the evidence offsets and the
+        warnings (``skillrag.skill.gaps``: they never reject).
+
+        ``check``: validate and report exactly as a save would, but write nothing and spend nothing.
+        A save spends one save attempt of the case named by ``output["case_id"]`` (accepted or not).
+        Raises ``ContractViolation`` listing every reason (nothing is written then) and
+        ``BudgetExceeded`` when the case's saves are spent."""
         summary_args: dict[str, Any] = {"case_id": output.get("case_id") if isinstance(output, dict) else None}
         if isinstance(output, dict) and isinstance(output.get("snippets"), list):
             summary_args["n_snippets"] = len(output["snippets"])
+            summary_args["guidance_chars"] = len(str(output.get("guidance") or ""))
+        if check:
+            summary_args["check"] = True
+        state_box: dict[str, BudgetState] = {}
 
         def run() -> SavedOutput:
-            reasons, arts = self._check(output)
-            if reasons:
-                raise ContractViolation(reasons)
-            evidence: list[EvidenceRecord] = []
-            for i, s in enumerate(output["snippets"]):
-                art = arts[s["source_article"]]
-                span = locate(s["text"], art.body)
-                if span is None:  # cannot happen: validate_output accepted this snippet
-                    raise ContractViolation([f"snippets[{i}].text: not a verbatim substring of {art.id!r}"])
-                evidence.append(EvidenceRecord(i, art.id, span[0], span[1], art.content_hash))
-            record = {k: v for k, v in output.items() if k != "audit"}
-            record["audit"] = {
-                "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                "skill": self.skill.name,
-                "skillrag_version": __version__,
-                "snippets": [e.to_dict() for e in evidence],
-                "tool_calls": [c.to_dict() for c in self.calls if c.tool != "save_output"],
-            }
-            case_id = check_id(str(output["case_id"]), "case")
-            dest = Path(path) if path is not None else self.workspace.runs_dir / case_id / "output.json"
-            atomic_write_text(dest, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-            return SavedOutput(dest, record, evidence)
+            case = output.get("case_id") if isinstance(output, dict) else None
+            case = case if isinstance(case, str) and case else None
+            state: BudgetState | None
+            try:
+                # a check spends nothing and starts nothing: it reads the case's session if there is one
+                state = self._find_session(case) if check else self._account(case)
+            except (UserError, InvalidIdError):
+                state = None  # no case to charge: the contract names what is wrong with case_id
+            if state is not None:
+                state_box["s"] = state
+            if check or state is None:
+                return self._save(output, path, state, check=True) if check else self._reject(output)
+            saved, after = self._charged_save(state, lambda: self._save(output, path, state, check=False))
+            return replace(saved, budget=after)
 
-        return self._timed("save_output", summary_args, run)
+        return self._timed("save_output", summary_args, run, lambda: _case_of(state_box, None))
+
+    def _reject(self, output: Any) -> SavedOutput:
+        reasons, _ = self._check(output)
+        raise ContractViolation(reasons or ["case_id: missing or not a plain id"])
+
+    def _charged_save(self, state: BudgetState, fn: Callable[[], SavedOutput]) -> tuple[SavedOutput, BudgetState]:
+        """A save attempt spends a save whether the contract accepts it or not (no refund on a
+        rejection); any other failure is refunded."""
+        after, seq = self.ledger.charge(state.session_id, "save", "save_output", str(state.case_id))
+        try:
+            return fn(), after
+        except ContractViolation:
+            raise
+        except Exception:
+            self.ledger.refund(state.session_id, seq)
+            raise
+
+    def _save(self, output: dict[str, Any], path: Path | None, state: BudgetState | None, *,
+              check: bool) -> SavedOutput:
+        reasons, arts = self._check(output)
+        if reasons:
+            raise ContractViolation(reasons)
+        evidence: list[EvidenceRecord] = []
+        for i, s in enumerate(output["snippets"]):
+            art = arts[s["source_article"]]
+            span = locate(s["text"], art.body)
+            if span is None:  # cannot happen: validate_output accepted this snippet
+                raise ContractViolation([f"snippets[{i}].text: not a verbatim substring of {art.id!r}"])
+            evidence.append(EvidenceRecord(i, art.id, span[0], span[1], art.content_hash))
+        fetched = self.ledger.fetched(state.session_id) if state is not None else None
+        read = self.store.get_many(sorted(fetched - set(arts))) if fetched else {}
+        pool = {**read, **arts}
+        gaps = evidence_gaps(output, {a: x.body for a, x in pool.items()},
+                             titles={a: x.title for a, x in pool.items()}, fetched=fetched)
+        record = {k: v for k, v in output.items() if k != "audit"}
+        record["audit"] = {
+            "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "skill": self.skill.name,
+            "skillrag_version": __version__,
+            "snippets": [e.to_dict() for e in evidence],
+            "warnings": [g.to_dict() for g in gaps],
+        }
+        if state is not None:
+            record["audit"]["session"] = {"id": state.session_id, "as_of": state.as_of}
+            record["audit"]["tool_calls"] = [c for c in self.ledger.calls(state.session_id)
+                                             if c["tool"] != "save_output"]
+        if check:
+            if state is not None:
+                self.ledger.note(state.session_id, "save_output", "check")
+            return SavedOutput(None, record, evidence, gaps,
+                               self.ledger.get(state.session_id) if state else None, checked_only=True)
+        case_id = check_id(str(output["case_id"]), "case")
+        dest = Path(path) if path is not None else self.workspace.runs_dir / case_id / "output.json"
+        atomic_write_text(dest, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+        if state is not None:
+            self.ledger.accepted(state.session_id)
+        return SavedOutput(dest, record, evidence, gaps)
+
+    # -- filters ------------------------------------------------------------------------------
+    def _filters(self, filters: Any) -> Any:
+        """``SearchFilters`` from ``filters`` (a ``SearchFilters``, a mapping of its fields, or None);
+        None when nothing restricts. The skill's scope is applied on top by ``articles.search``; a tag
+        the scope holds no article of is refused with a line naming the tags in scope."""
+        from skillrag.search import SearchFilters
+
+        if filters is None:
+            flt = SearchFilters()
+        elif isinstance(filters, SearchFilters):
+            flt = filters
+        else:
+            flt = SearchFilters(**{k: (list(v) if v else None) for k, v in dict(filters).items()})
+        tags = self.articles.source_tags()
+        if flt.source_tags and tags is not None:
+            outside = [t for t in flt.source_tags if t not in tags]
+            if outside:
+                raise UserError(f"source tag(s) {', '.join(outside)} are outside this skill's sources "
+                                f"({', '.join(tags) or 'none'})")
+        return None if flt.is_empty() else flt
+
+    def _scoped_pages(self, finder: Callable[..., Any], query: str, k: int, filters: Any) -> list[Any]:
+        """``search_pages`` restricted to the skill's scope: pages list only in-scope articles, and a
+        page left with none is dropped."""
+        tags = self.articles.source_tags()
+        if tags is None:
+            return list(finder(query, k=k, filters=filters))
+        if not tags:
+            return []
+        from skillrag.search import SearchFilters
+
+        narrowed = [t for t in (filters.source_tags or tags) if t in tags] if filters is not None else tags
+        if not narrowed:
+            return []
+        base = filters if filters is not None else SearchFilters()
+        pages = finder(query, k=k, filters=base.model_copy(update={"source_tags": narrowed}))
+        keep = self.articles.get_many([a.id for p in pages for a in p.articles])
+        out = [replace(p, articles=tuple(a for a in p.articles if a.id in keep)) for p in pages]
+        return [p for p in out if p.articles]
+
+    @staticmethod
+    def _filter_args(filters: Any) -> dict[str, Any]:
+        if filters is None:
+            return {}
+        data = filters.model_dump() if hasattr(filters, "model_dump") else dict(filters)
+        return {k: v for k, v in data.items() if v}
+
+
+def _case_of(box: Mapping[str, BudgetState], case_id: str | None) -> str | None:
+    state = box.get("s")
+    return state.case_id if state is not None else case_id
+
+
+def _date(value: str) -> Any:
+    from datetime import date
+
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        return None
+

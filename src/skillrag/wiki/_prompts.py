@@ -14,8 +14,11 @@ __all__ = ["Prompt", "load_prompt"]
 #: file name -> the placeholders it must use, exactly.
 EXPECTED: dict[str, frozenset[str]] = {
     "build_page.md": frozenset(
-        {"merge_rule", "link_types", "article_id", "max_steps", "max_sources", "candidates",
+        {"merge_rule", "family", "link_types", "article_id", "max_steps", "max_sources", "candidates",
          "article_title", "article_source", "article_body"}
+    ),
+    "build_aspect.md": frozenset(
+        {"page_id", "exists", "aspect", "category", "title", "link_types", "max_steps", "members"}
     ),
     "retry.md": frozenset({"reasons", "article_id"}),
     "judge_link.md": frozenset(

@@ -1,21 +1,23 @@
 """Build or update a workspace's navigation layer, and maintain it after a re-ingest.
 
 ``build_wiki(ws, builder=..., variant=...)`` compares the article hashes recorded in
-``wiki/manifest.json`` with ``ArticleStore(ws).hashes()``: a first build covers every article; later
-builds touch only what new, changed or removed articles (and articles no page cites any more) affect,
-and the report says which pages were created, updated and deleted.
+``wiki/manifest.json`` with the store's (split documents are covered by their sections): a first
+build covers every article; later builds touch only what new, changed or removed articles (and
+articles no page cites any more) affect, and the report says which pages were created, updated and
+deleted. ``--rebuild`` builds into a staging folder and swaps it in when complete (``layer`` module).
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from skillrag.corpus import Article, ArticleStore
-from skillrag.errors import EmptyInputError, UserError
-from skillrag.wiki.extractive import _titles, assign_page_ids, extractive_page, group_articles, group_key
-from skillrag.wiki.layer import Layer, Manifest, library_version, now_iso
+from skillrag.errors import EmptyInputError, UserError, WorkspaceError
+from skillrag.wiki.extractive import build_extractive
+from skillrag.wiki.layer import Layer, Manifest, library_version, now_iso, recover_swap, staging_dir, swap_in
 from skillrag.wiki.page import Page
 from skillrag.wiki.variants import VARIANTS
 from skillrag.workspace import Workspace
@@ -58,6 +60,8 @@ class BuildReport:
     requests: int = 0
     seconds: float = 0.0
     up_to_date: bool = False
+    index_repaired: bool = False  # index.md did not match the page files and was rewritten
+    swapped: bool = False  # a --rebuild finished and replaced the previous layer
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,42 +103,54 @@ def _strip_removed(page: Page, removed: set[str]) -> Page | None:
 
 
 def _build_extractive(
-    ws: Workspace, layer: Layer, articles: list[Article], pages: list[Page], diff: ArticleDiff,
-    variant: str, max_group: int, report: BuildReport,
+    layer: Layer, articles: list[Article], pages: list[Page], diff: ArticleDiff, variant: str,
+    max_group: int, max_steps: int, first: bool, report: BuildReport,
 ) -> None:
-    merge = variant != "no-merge"
-    key = (lambda aid: group_key(aid)) if merge else (lambda aid: aid)
-    touched = {key(a) for a in diff.touched()}
-    old = {p.id: p for p in pages if any(key(s) in touched for s in p.source_ids()) or not p.sources}
-    keep_ids = {p.id for p in pages} - set(old)
-    subset = [a for a in articles if key(a.id) in touched]
-    groups = group_articles(subset, max_group=max_group, merge=merge)
-    titles = _titles(groups, merge)
-    ids = assign_page_ids(titles, groups, taken=keep_ids)
-    fresh = {}
-    for pid, title, g in zip(ids, titles, groups, strict=True):
-        fresh[pid] = extractive_page(g, pid, title, variant=variant)
-    writes = []
-    for pid, page in fresh.items():
+    """Compute the whole layer (it takes about a second for 700 articles) and write what differs:
+    new page ids, pages touching a new, changed, removed or re-placed article (every differing page
+    on a first build), and delete page ids the layer no longer has."""
+    fresh = {p.id: p for p in build_extractive(articles, variant=variant, max_group=max_group, max_steps=max_steps)}
+    old = {p.id: p for p in pages}
+    touched = diff.touched()
+    for pid, page in sorted(fresh.items()):
         if pid not in old:
             report.created.append(pid)
-        elif old[pid] != page:
+        elif old[pid] != page and (first or touched & (set(page.source_ids()) | set(old[pid].source_ids()))):
             report.updated.append(pid)
-        else:
-            continue
-        writes.append(page)
     report.deleted = sorted(set(old) - set(fresh))
-    layer.write_many(writes, report.deleted)
+    layer.write_many([fresh[pid] for pid in report.created + report.updated], report.deleted)
     lines = []
-    touched_ids = diff.touched()
-    for pid, page in sorted(fresh.items()):
+    for pid in sorted(report.created + report.updated):
+        page = fresh[pid]
         for aid in page.source_ids():
-            if aid in touched_ids:
+            if aid in touched:
                 kind = "new" if aid in diff.new else "changed" if aid in diff.changed else "re-placed"
-                lines.append(f"{aid} ({kind}) placed on page {pid} (builder extractive, variant {variant})")
+                lines.append(f"{aid} ({kind}) placed on {page.kind} page {pid} (builder extractive, variant {variant})")
     lines += [f"{aid} (removed) dropped; page {pid} deleted" for pid in report.deleted
               for aid in old[pid].source_ids() if aid in diff.removed]
+    lines += [f"page {pid} deleted (no longer in the layer)" for pid in report.deleted
+              if not set(old[pid].source_ids()) & set(diff.removed)]
     layer.log(lines)
+
+
+def _prepare_staging(ws: Workspace, builder: str, variant: str, model_name: str | None) -> tuple[Layer, bool]:
+    """The staging layer of a rebuild: the one left by an interrupted rebuild of the same builder,
+    variant and model (resumed), else a fresh folder holding a copy of the live log."""
+    root = staging_dir(ws)
+    staging = Layer(ws, root=root)
+    try:
+        man = staging.manifest()
+    except WorkspaceError:
+        man = None
+    if man is not None and (man.builder, man.variant, man.model) == (builder, variant, model_name):
+        return staging, True
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    live_log = Layer(ws).log_path
+    if live_log.is_file():
+        shutil.copyfile(live_log, staging.log_path)
+    return staging, False
 
 
 def build_wiki(
@@ -146,13 +162,18 @@ def build_wiki(
     rebuild: bool = False,
     concurrency: int | None = None,
     max_group: int | None = None,
+    max_steps: int | None = None,
     progress: Callable[[int, int, int, int], None] | None = None,
 ) -> BuildReport:
     """Build the layer, or bring it up to date with the articles.
 
-    Defaults come from the workspace ``wiki:`` settings. Raises ``EmptyInputError`` when there are no
-    articles, ``UserError`` when the existing layer was built with another builder or variant (pass
-    ``rebuild=True`` to replace it) or when the llm builder has no model.
+    Defaults come from the workspace ``wiki:`` settings. ``rebuild`` builds a whole new layer in a
+    staging folder and swaps it in only once it is complete (an interrupted or failed rebuild leaves
+    the existing layer untouched; rerunning ``rebuild`` resumes the staging folder when builder,
+    variant and model match). Every build ends by checking ``index.md`` against the page files.
+    Raises ``EmptyInputError`` when there are no articles, ``UserError`` when the existing layer was
+    built with another builder or variant (pass ``rebuild=True`` to replace it) or when the llm
+    builder has no model, ``ModelError`` when the model cannot be reached (before anything is written).
     """
     import time
 
@@ -165,57 +186,73 @@ def build_wiki(
     if builder not in ("extractive", "llm"):
         raise UserError(f"unknown builder {builder!r} (choose extractive or llm)")
     store = ArticleStore(ws)
-    articles = store.list()
+    articles = store.list(split_documents=False)  # a split document is covered by its sections
     if not articles:
         raise EmptyInputError("no articles in the workspace: run `skillrag ingest` first")
-    layer = Layer(ws)
-    man = layer.manifest()
-    if rebuild:
-        layer.clear()
-        if builder == "llm":
-            from skillrag.wiki.llm import Journal
-
-            Journal(ws).clear()
-        man = None
-    elif man and (man.builder != builder or man.variant != variant):
-        raise UserError(
-            f"the layer was built with builder {man.builder!r}, variant {man.variant!r}; "
-            f"pass --rebuild to replace it with builder {builder!r}, variant {variant!r}"
-        )
-    elif man is None and layer.exists():
-        raise UserError(f"{layer.pages_dir} holds pages but no manifest; pass --rebuild to rebuild the layer")
-    if man is None:  # recorded first, so an interrupted first build resumes instead of refusing
-        if builder == "llm":  # a journal without a layer belongs to another layer (e.g. a copied store)
-            from skillrag.wiki.llm import Journal
-
-            Journal(ws).clear()
-        layer.write_manifest(Manifest(library_version=library_version(), builder=builder, variant=variant,
-                                      built_at=now_iso()))
-    pages = layer.pages()
-    hashes = {a.id: a.content_hash for a in articles}
-    diff = diff_articles(layer, hashes, pages)
+    recover_swap(ws)
+    spec = None
+    resolved = None
     model_name = None
-    report = BuildReport(builder=builder, variant=variant, model=None, articles=len(articles), pages=len(pages),
-                         diff=diff)
-    if diff.empty() and man is not None and man.articles:
-        report.up_to_date = True
-        report.model = man.model
-        report.seconds = time.perf_counter() - t0
-        return report
-    mg = max_group or cfg.max_group
-    if builder == "extractive":
-        _build_extractive(ws, layer, articles, pages, diff, variant, mg, report)
-        params: dict[str, Any] = {"max_group": mg}
-    else:
-        from skillrag.wiki.llm import Journal, LLMBuilder, LLMBuildLimits
+    if builder == "llm":
+        from skillrag.models import model_id, resolve_model
 
         spec = model if model is not None else (cfg.model or ws.config.models.default)
         if spec is None:
             raise UserError("the llm builder needs a model: pass --model ID or set wiki.model in skillrag.yaml")
+        resolved = resolve_model(spec, settings=ws.config.models)  # a missing key fails here, before any write
+        model_name = model_id(spec)
+    journal_table = "wiki_journal"
+    if rebuild:
+        layer, resumed = _prepare_staging(ws, builder, variant, model_name)
+        journal_table = "wiki_journal_rebuild"
+        man = layer.manifest() if resumed else None
+    else:
+        layer = Layer(ws)
+        man = layer.manifest()
+        if man and (man.builder != builder or man.variant != variant):
+            raise UserError(
+                f"the layer was built with builder {man.builder!r}, variant {man.variant!r}; "
+                f"pass --rebuild to replace it with builder {builder!r}, variant {variant!r}"
+            )
+        if man is None and layer.exists():
+            raise UserError(f"{layer.pages_dir} holds pages but no manifest; pass --rebuild to rebuild the layer")
+    if man is None:  # recorded first, so an interrupted first build resumes instead of refusing
+        if builder == "llm":  # a journal without a layer belongs to another layer (e.g. a copied store)
+            from skillrag.wiki.llm import Journal
+
+            Journal(ws, table=journal_table).clear()
+        layer.write_manifest(Manifest(library_version=library_version(), builder=builder, variant=variant,
+                                      model=model_name, built_at=now_iso()))
+    pages = layer.pages()
+    hashes = {a.id: a.content_hash for a in articles}
+    diff = diff_articles(layer, hashes, pages)
+    report = BuildReport(builder=builder, variant=variant, model=model_name, articles=len(articles),
+                         pages=len(pages), diff=diff)
+    if diff.empty() and man is not None and man.articles:
+        report.up_to_date = True
+        report.model = man.model
+        report.index_repaired = layer.sync_index()
+        if rebuild:  # finished earlier, but not swapped in (the process stopped in between)
+            swap_in(ws, layer.root)
+            report.swapped = True
+        report.seconds = time.perf_counter() - t0
+        return report
+    first = not (man is not None and man.articles)
+    if builder == "extractive":
+        mg, ms = max_group or cfg.max_group, max_steps or cfg.max_steps
+        _build_extractive(layer, articles, pages, diff, variant, mg, ms, first, report)
+        params: dict[str, Any] = {"max_group": mg, "max_steps": ms}
+    else:
+        from skillrag.wiki.llm import Journal, LLMBuilder, LLMBuildLimits
+
         limits = LLMBuildLimits(candidate_pages=cfg.candidate_pages, max_retries=cfg.max_retries)
-        llm = LLMBuilder(ws, spec, variant=variant, limits=limits,
-                         concurrency=concurrency or cfg.concurrency, progress=progress)
-        model_name = llm.model_name
+        journal = Journal(ws, table=journal_table)
+
+        def make_builder() -> LLMBuilder:
+            return LLMBuilder(ws, resolved, variant=variant, limits=limits, concurrency=concurrency or cfg.concurrency,
+                              progress=progress, layer=layer, journal=journal, model_name=model_name)
+
+        llm = make_builder()
         removed = set(diff.removed)
         if removed:  # drop links to removed articles; delete pages left without sources
             for page in pages:
@@ -228,15 +265,15 @@ def build_wiki(
                 else:
                     layer.write(new)
                     report.updated.append(page.id)
-            Journal(ws).forget(sorted(removed))
+            journal.forget(sorted(removed))
             layer.log([f"{aid} (removed) dropped from the layer" for aid in sorted(removed)])
-            llm = LLMBuilder(ws, spec, variant=variant, limits=limits,
-                             concurrency=concurrency or cfg.concurrency, progress=progress)
-        Journal(ws).forget(diff.unreferenced)
+            llm = make_builder()
+        journal.forget(diff.unreferenced)
         todo = [a for a in articles if a.id in set(diff.new) | set(diff.changed) | set(diff.unreferenced)]
         res = llm.run(todo)
         report.created += [p for p in dict.fromkeys(res.created) if p not in report.created]
         report.updated += [p for p in dict.fromkeys(res.updated) if p not in report.updated and p not in res.created]
+        report.deleted += [p for p in res.deleted if p not in report.deleted]
         report.failed = res.failed
         report.input_tokens, report.output_tokens, report.requests = res.input_tokens, res.output_tokens, res.requests
         params = {"candidate_pages": limits.candidate_pages, "max_retries": limits.max_retries,
@@ -255,8 +292,14 @@ def build_wiki(
         library_version=library_version(), builder=builder, variant=variant, model=model_name,
         params=params, articles=dict(sorted(recorded.items())), built_at=now_iso(),
     ))
+    report.index_repaired = layer.sync_index(pages)
     report.model = model_name
     report.pages = len(pages)
+    if rebuild and not report.failed:
+        swap_in(ws, layer.root)
+        if builder == "llm":
+            Journal(ws, table=journal_table).move_to(Journal(ws))
+        report.swapped = True
     report.seconds = time.perf_counter() - t0
     return report
 
@@ -267,7 +310,7 @@ def estimate_build(ws: Workspace, *, variant: str | None = None, model: Any = No
 
     cfg = ws.config.wiki
     spec = model if model is not None else (cfg.model or ws.config.models.default or "test")
-    articles = ArticleStore(ws).list()
+    articles = ArticleStore(ws).list(split_documents=False)
     if not articles:
         raise EmptyInputError("no articles in the workspace: run `skillrag ingest` first")
     limits = LLMBuildLimits(candidate_pages=cfg.candidate_pages, max_retries=cfg.max_retries)

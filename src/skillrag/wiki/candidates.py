@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import bm25s
 
-from skillrag.wiki.extractive import group_key
+from skillrag.wiki.families import group_key
 from skillrag.wiki.page import Page
 
 __all__ = ["PageSearch"]

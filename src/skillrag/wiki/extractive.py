@@ -1,223 +1,232 @@
 """The extractive builder: a deterministic navigation layer taken from the articles themselves (no model).
 
-Grouping (merged entities): articles whose ids share a stem once the trailing number is removed
-(``doc_credit_cards_gold_rewards_card_003`` -> ``doc_credit_cards_gold_rewards_card``) form one group;
-a group larger than ``max_group`` is split greedily by title-word overlap (Jaccard) into sub-pages.
-Intent comes from each article's overview/summary/purpose/scope section (else its first sentence);
-*does not solve* from the sources' own negative statements; each procedure step is a sentence or list
-item of an article section, linked to that article with a type read from the section heading
-(a tool name in the sentence makes it a ``tool`` link). Same articles, same layer, byte for byte.
+Pages (``skillrag.wiki.page`` kinds):
+
+* one **entity** page per family (``skillrag.wiki.families``: a split document, an id stem, an
+  "Entity: aspect" title, a shared name), listing **every** article of the family with a one-line
+  summary, its procedures consolidated (one or two steps per article, round robin, at most
+  ``max_steps`` steps: only the procedure text is capped, never the article list);
+* one **aspect** page per aspect shared by sibling families (``skillrag.wiki.aspects``), one step per
+  member article giving the family and the article's key line (amount, condition or tool);
+* one **topic** page per clustered group or lone article.
+
+Fields are the articles' own words: the title is the entity's readable name (``Navy Blue Account
+(business checking)``); the intent is the articles' purpose statements (the lead article's first);
+*does not solve* holds only explicit exclusions (``It does not cover billing disputes …``) and is
+otherwise empty; each step links to the article it comes from with a type read from the section
+heading (a tool name makes it a ``tool`` link). Same articles, same layer, byte for byte.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from skillrag.corpus import Article
+from skillrag.wiki._text import (
+    article_parts,
+    classify_link,
+    cut,
+    exclusions,
+    first_statement,
+    has_tool,
+    purpose_statements,
+    summary_line,
+    units,
+)
+from skillrag.wiki.aspects import OVERVIEW, Aspect, find_aspects, lead_article
+from skillrag.wiki.families import Family, clean_title, find_families, group_key, humanize_key
 from skillrag.wiki.page import Link, LinkType, Page, SourceRef, Step, slugify
 from skillrag.wiki.variants import apply_variant
 
-__all__ = ["build_extractive", "classify_link", "extractive_page", "group_articles", "group_key"]
+__all__ = [
+    "MAX_STEPS",
+    "aspect_page",
+    "aspect_page_id",
+    "aspect_title",
+    "build_extractive",
+    "classify_link",
+    "clean_title",
+    "entity_page",
+    "group_key",
+    "humanize_key",
+    "topic_page",
+]
 
-_NUM_TAIL = re.compile(r"[_\-.]?\d+$")
-_STOP = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "in", "internal", "is", "it", "of", "on", "or", "the", "to", "what", "when", "with", "your", "you", "this", "that", "can", "our", "we", "may", "not"]
-)
-_INTENT_HEADS = ("overview", "summary", "purpose", "scope", "about", "introduction", "what is", "snapshot")
-_NEGATIVE = re.compile(
-    r"\b(does not|do not|doesn't|don't|cannot|can't|not eligible|not available|not covered|not supported|"
-    r"is not|are not|never|only for|excluded)\b",
-    re.IGNORECASE,
-)
-_TOOL = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+_\d{3,}\b")
-#: Heading keywords -> link type, first match wins.
-_HEADING_TYPES: tuple[tuple[LinkType, tuple[str, ...]], ...] = (
-    (LinkType.escalation, ("escalat", "contact", "dispute", "complaint", "support code", "transfer to")),
-    (LinkType.troubleshooting, ("troubleshoot", "common reason", "problem", "issue", "error", "resolve", "declin")),
-    (LinkType.eligibility, ("eligib", "qualif", "requirement", "prerequisite", "who can", "before you", "availab")),
-    (LinkType.fee, ("fee", "charge", "cost", "apr", "apy", "interest", "rate", "price", "rebate", "reward")),
-    (LinkType.limit, ("limit", "cap", "threshold", "timeline", "timing", "processing time", "cadence", "minimum")),
-    (LinkType.procedure, ("procedure", "how to", "steps", "process", "opening", "closing", "apply", "setup",
-                          "set up", "request", "submit", "using", "how it works", "what to do")),
-    (LinkType.policy, ("policy", "rule", "term", "important", "note", "restriction", "compliance", "must")),
-    (LinkType.definition, ("overview", "what is", "about", "definition", "summary", "snapshot", "purpose",
-                           "key specification", "feature", "benefit")),
-)
+#: Procedure steps on one entity page (the article list is never capped).
+MAX_STEPS = 40
 _MAX_STEP_CHARS = 240
 _STEPS_PER_SECTION = 2
 _STEPS_PER_ARTICLE = 8
+_INTENT_CHARS = 400
+_PROCEDURAL = (LinkType.procedure, LinkType.eligibility, LinkType.escalation, LinkType.troubleshooting,
+               LinkType.tool)
 
 
-def group_key(article_id: str) -> str:
-    """The id with its trailing number removed: the product / topic the article belongs to."""
-    key = _NUM_TAIL.sub("", article_id)
-    return key or article_id
+def _label(art: Article) -> str:
+    """How a source is named on its own family's page: a section by its heading path."""
+    return " > ".join(art.heading_path) if art.parent and art.heading_path else clean_title(art.title)
 
 
-def _words(text: str) -> list[str]:
-    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP and len(w) > 1]
+def _ref(art: Article, summary: str, *, short: bool = False) -> SourceRef:
+    return SourceRef(id=art.id, title=_label(art) if short else clean_title(art.title), summary=summary)
 
 
-def clean_title(title: str) -> str:
-    return re.sub(r"^\s*internal\s*:\s*", "", title, flags=re.IGNORECASE).strip() or title.strip()
+_SELF = re.compile(r"\bthis (?:article|guide|page|section|manual|handbook|document|procedure|policy)\b", re.IGNORECASE)
 
 
-def _humanize_key(key: str) -> str:
-    words = [w for w in re.split(r"[_\s]+", re.sub(r"^doc_", "", key)) if w]
-    changed = True
-    while changed:  # collapse repeated runs: bank accounts bank accounts (general) -> bank accounts (general)
-        changed = False
-        for n in range(len(words) // 2, 0, -1):
-            for i in range(len(words) - 2 * n + 1):
-                if words[i : i + n] == words[i + n : i + 2 * n]:
-                    del words[i + n : i + 2 * n]
-                    changed = True
-                    break
-            if changed:
-                break
-    return " ".join(w if w.startswith("(") else w.capitalize() for w in words) or key
+def _intent(arts: Sequence[Article], lead: Article, name: str, title: str) -> str:
+    """What the page is for, in the articles' words: purpose statements of the lead article, then
+    those of the others that name the entity or speak of themselves ("this guide …"), two at most.
+    Without any: ``title: `` and the lead article's first facts (or first sentence)."""
+    found: list[str] = []
+    for art in [lead, *[a for a in arts if a.id != lead.id]]:
+        for s in purpose_statements(art):
+            if s not in found and (art is lead or name.lower() in s.lower() or _SELF.search(s)):
+                found.append(s)
+        if len(found) >= 2:
+            break
+    if found:
+        return cut(" ".join(found[:2]), _INTENT_CHARS)
+    facts = [u for u in units(lead.body) if re.search(r"[$€£%]|\d", u) and len(u.split()) >= 3][:3]
+    first = first_statement(lead)
+    what = "; ".join(facts) if facts else (first or summary_line(lead))
+    return cut(f"{title}: {what}", _INTENT_CHARS)
 
 
-def group_articles(articles: Iterable[Article], *, max_group: int = 5, merge: bool = True) -> list[list[Article]]:
-    """Articles grouped into pages (each group sorted by id; groups in id order).
-
-    ``merge=False`` gives one group per article (the ``no-merge`` variant).
-    """
-    arts = sorted(articles, key=lambda a: a.id)
-    if not merge:
-        return [[a] for a in arts]
-    by_key: dict[str, list[Article]] = {}
-    for a in arts:
-        by_key.setdefault(group_key(a.id), []).append(a)
-    groups: list[list[Article]] = []
-    for key in sorted(by_key):
-        members = by_key[key]
-        if len(members) <= max_group:
-            groups.append(members)
-            continue
-        # split into m = ceil(n / max_group) balanced parts; each article joins the part whose title
-        # words overlap its own most (Jaccard), an empty part scoring a small constant so that an
-        # article unlike every started part starts a new one
-        m = -(-len(members) // max_group)
-        room = -(-len(members) // m)
-        key_words = set(_words(key))
-        clusters: list[tuple[list[Article], Counter[str]]] = [([], Counter()) for _ in range(m)]
-        for a in members:
-            toks = set(_words(clean_title(a.title))) - key_words
-            best, best_score = 0, -1.0
-            for i, (mem, cnt) in enumerate(clusters):
-                if len(mem) >= room:
-                    continue
-                common = set(cnt)
-                score = len(toks & common) / max(1, len(toks | common)) if mem else 0.05
-                if score > best_score:
-                    best, best_score = i, score
-            clusters[best][0].append(a)
-            clusters[best][1].update(toks)
-        groups.extend(mem for mem, _ in clusters)
-    return groups
+def _exclusions(arts: Sequence[Article], limit: int = 3) -> tuple[str, ...]:
+    out: list[str] = []
+    for art in arts:
+        for s in exclusions(art):
+            if s not in out:
+                out.append(s)
+    return tuple(cut(s, 220) for s in out[:limit])
 
 
-def _units(text: str) -> list[str]:
-    """Sentences and list items of a block of Markdown, markup removed."""
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith(("#", "|", "```", "---")):
-            continue
-        line = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line)
-        line = re.sub(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", line).strip()
-        if not line:
-            continue
-        out.extend(s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", line) if s.strip())
+def _step_candidates(art: Article) -> list[Step]:
+    """An article's procedural units first (steps, rules, escalations, tool calls), then its facts
+    with an amount, then its first statement; each as a step linked to the article."""
+    procedural: list[Step] = []
+    facts: list[Step] = []
+    for head, text in article_parts(art):
+        label = clean_title(head)
+        for u in [u for u in units(text) if not u.endswith(":")][:_STEPS_PER_SECTION + 1]:
+            kind = classify_link(head, u)
+            step = Step(text=cut(f"{label}: {u}" if label.lower() not in u.lower() else u, _MAX_STEP_CHARS),
+                        links=(Link(type=kind, article_id=art.id),))
+            if kind in _PROCEDURAL or has_tool(u):
+                procedural.append(step)
+            elif re.search(r"[$€£%]|\d", u):
+                facts.append(step)
+    out = procedural + facts
+    if not out:
+        first = first_statement(art) or clean_title(art.title)
+        out = [Step(text=cut(first, _MAX_STEP_CHARS), links=(Link(type=LinkType.reference, article_id=art.id),))]
     return out
 
 
-def _cut(text: str, n: int) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    return text if len(text) <= n else text[:n].rsplit(" ", 1)[0] + " …"
+def _round_robin(per_article: list[list[Step]], cap: int) -> tuple[Step, ...]:
+    """Up to two steps per article, one per article per round, article order kept; at most ``cap``."""
+    picked: list[list[Step]] = [[] for _ in per_article]
+    total = 0
+    for rnd in range(2):
+        for i, cands in enumerate(per_article):
+            if total >= cap:
+                break
+            if rnd < len(cands):
+                picked[i].append(cands[rnd])
+                total += 1
+    return tuple(s for steps in picked for s in steps)
 
 
-def classify_link(heading: str, sentence: str = "") -> LinkType:
-    """The link type of a sentence from a section with this heading: a tool name in the sentence wins,
-    then keywords of the heading, then keywords of the sentence, else ``reference``."""
-    if _TOOL.search(sentence):
-        return LinkType.tool
-    for text in (heading.lower(), sentence.lower()):
-        for kind, keys in _HEADING_TYPES:
-            if any(k in text for k in keys):
-                return kind
-    return LinkType.reference
+def entity_page(family: Family, page_id: str, *, variant: str = "full", max_steps: int = MAX_STEPS) -> Page:
+    """The entity page of ``family``: every article listed, procedures consolidated (module doc)."""
+    arts = family.articles
+    short = family.found_by == "document"
+    page = Page(
+        id=page_id,
+        title=family.title,
+        kind="entity",
+        intent=_intent(arts, lead_article(family), family.name, family.title),
+        solves=tuple(dict.fromkeys(_label(a) for a in arts)),
+        does_not_solve=_exclusions(arts),
+        steps=_round_robin([_step_candidates(a) for a in arts], max_steps),
+        sources=tuple(_ref(a, summary_line(a), short=short) for a in arts),
+        variant=variant,
+        builder="extractive",
+        built_from={a.id: a.content_hash for a in arts},
+    )
+    return apply_variant(page, variant, {a.id: a for a in arts})
 
 
-def _article_parts(art: Article) -> list[tuple[str, str]]:
-    """``(heading, text)`` of the article's leaf sections (the text before the first heading too)."""
-    secs = sorted(art.sections, key=lambda s: s.start)
-    if not secs:
-        return [(art.title, art.body)]
-    parts: list[tuple[str, str]] = []
-    if secs[0].start > 0 and art.body[: secs[0].start].strip():
-        parts.append((art.title, art.body[: secs[0].start]))
-    for i, s in enumerate(secs):
-        end = secs[i + 1].start if i + 1 < len(secs) else len(art.body)
-        end = min(end, s.end) if s.end > s.start else end
-        parts.append((s.heading, art.body[s.start : end]))
-    return parts
+def aspect_title(aspect: Aspect) -> str:
+    """``Referral Program across checking accounts``; without a category, the entities' names (up to
+    three) or their number."""
+    if aspect.category:
+        return f"{aspect.name} across {aspect.category}"
+    fams = list(dict.fromkeys(m.family.name for m in aspect.members))
+    return f"{aspect.name} across {', '.join(fams) if len(fams) <= 3 else f'{len(fams)} products'}"
 
 
-def _is_statement(unit: str) -> bool:
-    """A full sentence rather than a lead-in (``"Follow these steps:"``) or a label (``"Fee: $0"``)."""
-    return len(unit.split()) >= 6 and not unit.rstrip().endswith(":")
+def aspect_page_id(aspect: Aspect) -> str:
+    """A page id that stays put while the aspect's members change: its name and category."""
+    return slugify(f"{aspect.name} {aspect.category}".strip())
 
 
-def _intent_sentence(art: Article) -> str:
-    """The first full sentence of an overview/summary/purpose/scope section, else of the article."""
-    pools = [_units(text) for head, text in _article_parts(art) if any(k in head.lower() for k in _INTENT_HEADS)]
-    pools.append(_units(art.body))
-    for units in pools:
-        for u in units:
-            if _is_statement(u):
-                return u
-    return clean_title(art.title)
+def aspect_page(aspect: Aspect, page_id: str, *, variant: str = "full") -> Page:
+    """The aspect page: for each sibling family, its article(s) on the aspect with the key line."""
+    names = list(dict.fromkeys(m.family.name for m in aspect.members))
+    what = "the overview article" if aspect.name == OVERVIEW else aspect.name.lower()
+    intent = cut(f"Compare {what} across {aspect.category or 'products'}: {len(names)} "
+                 f"{'entities' if len(names) != 1 else 'entity'} ({', '.join(names)}), one key line each.",
+                 _INTENT_CHARS)
+    steps = []
+    for m in aspect.members:
+        line = m.key_line or summary_line(m.article)
+        steps.append(Step(text=cut(f"{m.family.name}: {line}", _MAX_STEP_CHARS),
+                          links=(Link(type=classify_link(m.heading or m.article.title, line), article_id=m.article.id),)))
+    arts = [m.article for m in aspect.members]
+    page = Page(
+        id=page_id,
+        title=aspect_title(aspect),
+        kind="aspect",
+        intent=intent,
+        solves=tuple(dict.fromkeys(clean_title(a.title) for a in arts)),
+        steps=tuple(steps),
+        sources=tuple(_ref(m.article, m.key_line or summary_line(m.article)) for m in aspect.members),
+        variant=variant,
+        builder="extractive",
+        built_from={a.id: a.content_hash for a in arts},
+    )
+    return apply_variant(page, variant, {a.id: a for a in arts})
 
 
-def extractive_page(group: list[Article], page_id: str, title: str, *, variant: str = "full") -> Page:
-    """One page over ``group`` (see the module docstring for how each field is taken)."""
-    intents = []
-    for art in group:
-        s = _intent_sentence(art)
-        if s not in intents:
-            intents.append(s)
-    intent = _cut(" ".join(intents[:3]), 400)
-    solves = tuple(dict.fromkeys(clean_title(a.title) for a in group))
-    negatives: list[str] = []
+def topic_page(group: list[Article], page_id: str, title: str, *, variant: str = "full") -> Page:
+    """A topic page over ``group`` (a cluster or one article): up to two steps per section and eight
+    per article."""
     steps: list[Step] = []
     for art in group:
         n_art = 0
-        for head, text in _article_parts(art):
-            units = _units(text)
-            for u in units:
-                if len(negatives) < 3 and _NEGATIVE.search(u) and len(u) <= 220 and u not in negatives:
-                    negatives.append(u)
-            for u in ([u for u in units if not u.endswith(":")] or units)[:_STEPS_PER_SECTION]:
+        for head, text in article_parts(art):
+            us = units(text)
+            for u in ([u for u in us if not u.endswith(":")] or us)[:_STEPS_PER_SECTION]:
                 if n_art >= _STEPS_PER_ARTICLE:
                     break
                 label = clean_title(head)
-                text_ = _cut(f"{label}: {u}" if label.lower() not in u.lower() else u, _MAX_STEP_CHARS)
-                steps.append(Step(text=text_, links=(Link(type=classify_link(head, u), article_id=art.id),)))
+                steps.append(Step(text=cut(f"{label}: {u}" if label.lower() not in u.lower() else u, _MAX_STEP_CHARS),
+                                  links=(Link(type=classify_link(head, u), article_id=art.id),)))
                 n_art += 1
-        if n_art == 0:  # an article with no prose still gets one linked step
+        if n_art == 0:
             steps.append(Step(text=clean_title(art.title), links=(Link(type=LinkType.reference, article_id=art.id),)))
     page = Page(
         id=page_id,
         title=title,
-        intent=intent,
-        solves=solves,
-        does_not_solve=tuple(_cut(n, 220) for n in negatives),
+        kind="topic",
+        intent=_intent(group, group[0], title, title),
+        solves=tuple(dict.fromkeys(clean_title(a.title) for a in group)),
+        does_not_solve=_exclusions(group),
         steps=tuple(steps),
-        sources=tuple(SourceRef(id=a.id, title=clean_title(a.title)) for a in group),
+        sources=tuple(_ref(a, summary_line(a)) for a in group),
         variant=variant,
         builder="extractive",
         built_from={a.id: a.content_hash for a in group},
@@ -225,37 +234,12 @@ def extractive_page(group: list[Article], page_id: str, title: str, *, variant: 
     return apply_variant(page, variant, {a.id: a for a in group})
 
 
-def _titles(groups: list[list[Article]], merge: bool) -> list[str]:
-    out = []
-    keys = Counter(group_key(h[0].id) for h in groups if len(h) > 1)
-    for g in groups:
-        if len(g) == 1:
-            out.append(clean_title(g[0].title))
-            continue
-        base = _humanize_key(group_key(g[0].id))
-        siblings = keys[group_key(g[0].id)]
-        if siblings <= 1 or not merge:
-            out.append(base)
-            continue
-        key_words = set(_words(group_key(g[0].id)))
-        cnt = Counter(w for a in g for w in set(_words(clean_title(a.title))) - key_words)
-        top = [w for w, _ in sorted(cnt.items(), key=lambda kv: (-kv[1], kv[0]))[:3]]
-        out.append(f"{base}: {', '.join(top)}" if top else base)
-    return out
-
-
-def assign_page_ids(titles: list[str], groups: list[list[Article]], taken: set[str] | None = None) -> list[str]:
-    """A unique page id per group: the slug of its title (single articles: of the article id)."""
-    used = set(taken or ())
-    ids = []
-    for title, g in zip(titles, groups, strict=True):
-        base = slugify(re.sub(r"^doc_", "", g[0].id) if len(g) == 1 else title)
-        pid, n = base, 2
-        while pid in used:
-            pid, n = f"{base}-{n}", n + 1
-        used.add(pid)
-        ids.append(pid)
-    return ids
+def _unique(base: str, used: set[str]) -> str:
+    pid, n = base, 2
+    while pid in used:
+        pid, n = f"{base}-{n}", n + 1
+    used.add(pid)
+    return pid
 
 
 def build_extractive(
@@ -263,17 +247,32 @@ def build_extractive(
     *,
     variant: str = "full",
     max_group: int = 5,
+    max_steps: int = MAX_STEPS,
     on_page: Callable[[Page], None] | None = None,
 ) -> list[Page]:
-    """The whole extractive layer for ``articles`` (pages sorted by id)."""
-    merge = variant != "no-merge"
-    groups = group_articles(articles, max_group=max_group, merge=merge)
-    titles = _titles(groups, merge)
-    ids = assign_page_ids(titles, groups)
-    pages = []
-    for pid, title, g in zip(ids, titles, groups, strict=True):
-        page = extractive_page(g, pid, title, variant=variant)
-        pages.append(page)
-        if on_page:
-            on_page(page)
-    return sorted(pages, key=lambda p: p.id)
+    """The whole extractive layer for ``articles`` (pages sorted by id): entity pages, aspect pages,
+    topic pages (module doc). ``no-merge`` makes one topic page per article and nothing else.
+    ``max_group`` caps a cluster of otherwise unrelated articles; ``max_steps`` the procedure steps
+    of an entity page."""
+    arts = sorted(articles, key=lambda a: a.id)
+    used: set[str] = set()
+    pages: list[Page] = []
+    if variant == "no-merge":
+        for a in arts:
+            pages.append(topic_page([a], _unique(slugify(re.sub(r"^doc_", "", a.id)), used), clean_title(a.title),
+                                    variant=variant))
+    else:
+        families = find_families(arts, max_group=max_group)
+        for f in families:
+            if f.found_by in ("cluster", "single"):
+                base = slugify(re.sub(r"^doc_", "", f.articles[0].id)) if len(f.articles) == 1 else slugify(f.name)
+                pages.append(topic_page(f.articles, _unique(base, used), f.name, variant=variant))
+            else:
+                pages.append(entity_page(f, _unique(slugify(f.title), used), variant=variant, max_steps=max_steps))
+        for asp in find_aspects(families):
+            pages.append(aspect_page(asp, _unique(aspect_page_id(asp), used), variant=variant))
+    pages.sort(key=lambda p: p.id)
+    if on_page:
+        for p in pages:
+            on_page(p)
+    return pages

@@ -3,19 +3,26 @@
 Layout under ``ws.wiki_dir``::
 
     pages/<page-id>.md   one page per file (see ``skillrag.wiki.page``)
-    index.md             one line per page, maintained by code: a page change rewrites its one line
+    index.md             one line per page, grouped by kind (entity, aspect, topic), maintained by code:
+                         a page change rewrites its one line, and every build ends by checking the
+                         whole file against the page files (so a build killed between a page write and
+                         its index line leaves nothing missing once it resumes)
     log.md               append-only: what each article did to which page, when, with which builder/model
     manifest.json        how the layer was built: library version, builder, variant, model, parameters,
                          the content hash of every article it covers
 
-Every write is atomic (temp file + rename).
+Every write is atomic (temp file + rename). ``wiki build --rebuild`` writes a new layer into
+``.wiki.rebuild/`` beside ``wiki/`` and swaps it in (two renames) only once it is complete, so a
+rebuild that fails (no API key, a killed process) leaves the existing layer as it was.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import shutil
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,11 +34,27 @@ from skillrag.errors import WorkspaceError
 from skillrag.wiki.page import Page, check_page_id, parse_page, render_page
 from skillrag.workspace import Workspace, atomic_write_text
 
-__all__ = ["Layer", "Manifest", "layer_fingerprint", "library_version", "load_pages", "now_iso"]
+__all__ = [
+    "Layer",
+    "Manifest",
+    "layer_fingerprint",
+    "library_version",
+    "load_pages",
+    "now_iso",
+    "recover_swap",
+    "staging_dir",
+    "swap_in",
+]
 
-INDEX_HEADER = "# Index\n\nOne line per page, maintained by `skillrag wiki build` (do not reorder by hand).\n\n"
+INDEX_HEADER = "# Index\n\nOne line per page, maintained by `skillrag wiki build` (do not reorder by hand).\n"
+_INDEX_SECTIONS = (
+    ("entity", "Entity pages: one per product or topic, listing every article of it"),
+    ("aspect", "Aspect pages: one aspect compared across sibling products"),
+    ("topic", "Topic pages"),
+)
 LOG_HEADER = "# Log\n\nAppend-only record of what each article did to which page.\n\n"
 _INDEX_LINE = re.compile(r"^- \[(?P<title>.*)\]\(pages/(?P<id>[a-z0-9-]+)\.md\)(?P<rest>.*)$")
+_INDEX_KIND = re.compile(r"^ — (entity|aspect|topic)\b")
 
 
 def library_version() -> str:
@@ -66,18 +89,72 @@ def _index_line(page: Page) -> str:
     if len(intent) > 140:
         intent = intent[:140].rsplit(" ", 1)[0] + " …"
     title = page.title.replace("[", "(").replace("]", ")")
-    return f"- [{title}](pages/{page.id}.md) — {len(page.sources)} sources" + (f" — {intent}" if intent else "")
+    return (f"- [{title}](pages/{page.id}.md) — {page.kind} — {len(page.sources)} sources"
+            + (f" — {intent}" if intent else ""))
+
+
+def _index_text(lines: dict[str, str]) -> str:
+    """``index.md`` from ``page id -> line``: one section per kind, lines sorted by page id."""
+    by_kind: dict[str, list[str]] = {k: [] for k, _ in _INDEX_SECTIONS}
+    for pid in sorted(lines):
+        m = _INDEX_LINE.match(lines[pid])
+        k = _INDEX_KIND.match(m.group("rest")) if m else None
+        by_kind[k.group(1) if k else "topic"].append(lines[pid])
+    out = [INDEX_HEADER]
+    for kind, heading in _INDEX_SECTIONS:
+        if by_kind[kind]:
+            out.append(f"\n## {heading}\n\n" + "".join(ln + "\n" for ln in by_kind[kind]))
+    return "".join(out)
+
+
+def staging_dir(ws: Workspace) -> Path:
+    """Where ``wiki build --rebuild`` writes the new layer before it is swapped in."""
+    return ws.wiki_dir.parent / f".{ws.wiki_dir.name}.rebuild"
+
+
+def _old_dir(ws: Workspace) -> Path:
+    return ws.wiki_dir.parent / f".{ws.wiki_dir.name}.old"
+
+
+def swap_in(ws: Workspace, staging: Path) -> None:
+    """Make the finished layer in ``staging`` the workspace's layer: the live folder is renamed
+    aside, ``staging`` renamed into its place, and the old one removed (``recover_swap`` finishes
+    a swap that was interrupted between the renames)."""
+    live, old = ws.wiki_dir, _old_dir(ws)
+    if old.exists():
+        shutil.rmtree(old)
+    if live.exists():
+        os.replace(live, old)
+    os.replace(staging, live)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def recover_swap(ws: Workspace) -> bool:
+    """Finish a swap interrupted between its two renames (no live layer, the old one set aside):
+    the finished rebuild goes live, else the old layer comes back. True when something was done."""
+    live, old, staging = ws.wiki_dir, _old_dir(ws), staging_dir(ws)
+    if live.exists() or not old.exists():
+        if old.exists():
+            shutil.rmtree(old, ignore_errors=True)
+        return False
+    if staging.exists() and Layer(ws, root=staging).fingerprint() is not None:
+        os.replace(staging, live)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(old, live)
+    return True
 
 
 class Layer:
-    """Read and write one workspace's navigation layer.
+    """Read and write one workspace's navigation layer (``root``: another folder with the same
+    layout, e.g. the staging folder of a rebuild).
 
     ``Layer(ws)`` never creates anything until something is written.
     """
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, root: Path | None = None) -> None:
         self.ws = ws
-        self.root = ws.wiki_dir
+        self.root = root if root is not None else ws.wiki_dir
         self.pages_dir = self.root / "pages"
         self.index_path = self.root / "index.md"
         self.log_path = self.root / "log.md"
@@ -169,13 +246,18 @@ class Layer:
             entries.pop(pid, None)
         for page in pages:
             entries[page.id] = _index_line(page)
-        text = INDEX_HEADER + "".join(entries[k] + "\n" for k in sorted(entries))
-        atomic_write_text(self.index_path, text)
+        atomic_write_text(self.index_path, _index_text(entries))
 
-    def rebuild_index(self) -> None:
-        """Rewrite ``index.md`` from the page files (used by ``--rebuild`` and after bulk writes)."""
-        text = INDEX_HEADER + "".join(_index_line(p) + "\n" for p in self.pages(skip_bad=True))
+    def sync_index(self, pages: Iterable[Page] | None = None) -> bool:
+        """Make ``index.md`` hold exactly one line per page file, as the pages say (``pages``: the
+        layer's pages when the caller has just read them); True when the file had to be rewritten
+        (e.g. a build killed between a page write and its index line)."""
+        pages = self.pages(skip_bad=True) if pages is None else pages
+        text = _index_text({p.id: _index_line(p) for p in pages})
+        if self.index_path.is_file() and self.index_path.read_text(encoding="utf-8") == text:
+            return False
         atomic_write_text(self.index_path, text)
+        return True
 
     # -- log.md --------------------------------------------------------------------------------
 

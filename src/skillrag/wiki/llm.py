@@ -1,10 +1,16 @@
-"""The LLM builder: one pass per article in an update-or-create loop (paper appendix D).
+"""The LLM builder: one pass per article in an update-or-create loop (paper appendix D), then one
+call per aspect page.
 
-For each article code selects a few candidate pages (BM25 over the pages, plus every page that already
-cites the article), renders one bounded prompt (schema + candidates + article), and asks the model for a
-structured :class:`PageDraft`. Code validates the draft (schema, every cited id exists, the article is
-cited, an update keeps the page's sources, size caps) and sends the reasons back for a retry; an article
-that still fails is recorded and retried in a later pass, then reported.
+For each article code selects a few candidate pages (the entity page of the article's family, every
+page that already cites the article, then BM25 over the pages), renders one bounded prompt (schema +
+family + candidates + article), and asks the model for a structured :class:`PageDraft`. Code validates
+the draft (schema, every cited id exists, the article is cited, an update keeps the page's sources, an
+article of a product family goes on that family's one entity page, size caps) and sends the reasons
+back for a retry; an article that still fails is recorded and retried in a later pass, then reported.
+Families and aspects are found by code (``skillrag.wiki.families`` / ``aspects``), exactly as for the
+extractive builder, so both builders write the same page kinds: after the article pass, each aspect
+shared by sibling entities gets one ``aspect`` page written by the model from its member articles
+(code checks that every member is cited).
 
 Resumable: every decision goes through a journal table in the workspace store (``wiki_journal``) with
 the pages to write stored *before* the files are written, so a kill at any point loses nothing and a
@@ -23,17 +29,32 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from skillrag.corpus import Article, ArticleStore
+from skillrag.corpus import Article, ArticleStore, content_hash
 from skillrag.wiki._prompts import load_prompt
+from skillrag.wiki._text import summary_line
+from skillrag.wiki.aspects import Aspect, find_aspects
 from skillrag.wiki.candidates import PageSearch
+from skillrag.wiki.extractive import aspect_page_id, aspect_title
+from skillrag.wiki.families import Family, find_families
 from skillrag.wiki.layer import Layer
-from skillrag.wiki.page import LINK_TYPES, Link, LinkType, Page, SourceRef, Step, render_page, slugify
+from skillrag.wiki.page import (
+    LINK_TYPES,
+    Link,
+    LinkType,
+    Page,
+    PageKind,
+    SourceRef,
+    Step,
+    render_page,
+    slugify,
+)
 from skillrag.wiki.variants import apply_variant
 from skillrag.workspace import Workspace
 
 __all__ = [
     "CHARS_PER_TOKEN",
     "DraftLink",
+    "DraftSource",
     "DraftStep",
     "Journal",
     "LLMBuildLimits",
@@ -45,6 +66,20 @@ __all__ = [
 
 #: Token estimates use this many characters per token (a common rule of thumb for English text).
 CHARS_PER_TOKEN = 4
+#: A list of article ids in a prompt (a page's sources, a family) is cut to this many characters.
+ID_LIST_CHARS = 2500
+
+
+def _id_list(ids: list[str] | tuple[str, ...]) -> str:
+    """``ids`` comma-separated, cut to ``ID_LIST_CHARS`` characters with the number left out."""
+    out: list[str] = []
+    used = 0
+    for i in ids:
+        if used + len(i) + 2 > ID_LIST_CHARS:
+            return ", ".join(out) + f", … ({len(ids) - len(out)} more)"
+        out.append(i)
+        used += len(i) + 2
+    return ", ".join(out)
 
 
 class DraftLink(BaseModel):
@@ -57,19 +92,28 @@ class DraftStep(BaseModel):
     links: list[DraftLink] = Field(default_factory=list)
 
 
+class DraftSource(BaseModel):
+    id: str
+    summary: str = Field("", description="One line on what the article covers (aspect pages: its key line).")
+
+
 class PageDraft(BaseModel):
-    """What the model returns for one article (the page schema shown in the prompt)."""
+    """What the model returns for one article or aspect (the page schema shown in the prompt)."""
 
     model_config = ConfigDict(extra="forbid")
 
     action: Literal["create", "update"]
     page_id: str | None = Field(None, description="Candidate page id to update; null to create.")
+    kind: PageKind = Field("topic", description="entity, aspect or topic.")
     title: str
     intent: str
     solves: list[str] = Field(default_factory=list)
     does_not_solve: list[str] = Field(default_factory=list)
     steps: list[DraftStep] = Field(default_factory=list)
-    sources: list[str] = Field(default_factory=list)
+    sources: list[DraftSource] = Field(default_factory=list)
+
+    def source_ids(self) -> list[str]:
+        return [s.id for s in self.sources]
 
 
 @dataclass(frozen=True)
@@ -86,14 +130,17 @@ class LLMBuildLimits:
     passes: int = 2  # passes over failed articles before reporting them
 
     def prompt_cap(self) -> int:
-        """An upper bound on one build prompt, in characters (retry text excluded)."""
-        return 4000 + self.candidate_pages * (self.max_candidate_chars + 40) + self.max_article_chars + 600
+        """An upper bound on one build prompt, in characters (retry text excluded): the fixed text,
+        the candidate pages each with its id list, the family block and the article."""
+        per_page = self.max_candidate_chars + 80 + ID_LIST_CHARS
+        return 4000 + self.candidate_pages * per_page + (600 + ID_LIST_CHARS) + self.max_article_chars + 600
 
 
 @dataclass
 class LLMBuildResult:
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
     failed: dict[str, list[str]] = field(default_factory=dict)  # article id -> last reasons
     skipped: int = 0  # already done with the same content hash
     input_tokens: int = 0
@@ -104,7 +151,7 @@ class LLMBuildResult:
 
 
 JOURNAL_SCHEMA = """
-CREATE TABLE IF NOT EXISTS wiki_journal (
+CREATE TABLE IF NOT EXISTS {table} (
     article_id    TEXT PRIMARY KEY,
     content_hash  TEXT NOT NULL,
     status        TEXT NOT NULL CHECK (status IN ('applying', 'done', 'failed')),
@@ -120,46 +167,83 @@ CREATE TABLE IF NOT EXISTS wiki_journal (
 """
 
 
-class Journal:
-    """The LLM build's per-article journal in the workspace store."""
+JOURNAL_TABLES = ("wiki_journal", "wiki_journal_rebuild")
 
-    def __init__(self, ws: Workspace) -> None:
+
+class Journal:
+    """The LLM build's per-article journal in the workspace store (``table``: ``wiki_journal`` for
+    the live layer, ``wiki_journal_rebuild`` for a rebuild's staging layer). Aspect pages are
+    journalled under the key ``aspect:<page id>``."""
+
+    def __init__(self, ws: Workspace, table: str = "wiki_journal") -> None:
+        if table not in JOURNAL_TABLES:
+            raise ValueError(f"unknown journal table {table!r}")
         self.ws = ws
+        self.table = table
         with ws.connect() as conn:
-            conn.executescript(JOURNAL_SCHEMA)
+            conn.executescript(JOURNAL_SCHEMA.format(table=table))
 
     def rows(self) -> dict[str, sqlite3.Row]:
         with self.ws.connect() as conn:
-            return {r["article_id"]: r for r in conn.execute("SELECT * FROM wiki_journal")}
+            return {r["article_id"]: r for r in conn.execute(f"SELECT * FROM {self.table}")}
 
-    def begin_apply(self, article: Article, action: str, page: Page, usage: tuple[int, int], attempts: int) -> None:
+    def move_to(self, other: Journal) -> None:
+        """Replace ``other``'s rows with this journal's, and empty this one (one transaction)."""
+        with self.ws.connect() as conn, conn:
+            conn.execute(f"DELETE FROM {other.table}")
+            conn.execute(f"INSERT INTO {other.table} SELECT * FROM {self.table}")
+            conn.execute(f"DELETE FROM {self.table}")
+
+    def begin_apply(self, key: str, chash: str, action: str, page: Page, usage: tuple[int, int],
+                    attempts: int) -> None:
         with self.ws.connect() as conn, conn:
             conn.execute(
-                "INSERT OR REPLACE INTO wiki_journal (article_id, content_hash, status, action, page_id, attempts,"
+                f"INSERT OR REPLACE INTO {self.table} (article_id, content_hash, status, action, page_id, attempts,"
                 " reasons, payload, input_tokens, output_tokens) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (article.id, article.content_hash, "applying", action, page.id, attempts, "[]",
-                 page.model_dump_json(), usage[0], usage[1]),
+                (key, chash, "applying", action, page.id, attempts, "[]", page.model_dump_json(), usage[0], usage[1]),
             )
 
-    def finish(self, article_id: str) -> None:
+    def finish(self, key: str) -> None:
         with self.ws.connect() as conn, conn:
-            conn.execute("UPDATE wiki_journal SET status='done', payload=NULL WHERE article_id=?", (article_id,))
+            conn.execute(f"UPDATE {self.table} SET status='done', payload=NULL WHERE article_id=?", (key,))
 
-    def fail(self, article: Article, reasons: list[str], usage: tuple[int, int], attempts: int) -> None:
+    def fail(self, key: str, chash: str, reasons: list[str], usage: tuple[int, int], attempts: int) -> None:
         with self.ws.connect() as conn, conn:
             conn.execute(
-                "INSERT OR REPLACE INTO wiki_journal (article_id, content_hash, status, attempts, reasons,"
+                f"INSERT OR REPLACE INTO {self.table} (article_id, content_hash, status, attempts, reasons,"
                 " input_tokens, output_tokens) VALUES (?,?,?,?,?,?,?)",
-                (article.id, article.content_hash, "failed", attempts, json.dumps(reasons), usage[0], usage[1]),
+                (key, chash, "failed", attempts, json.dumps(reasons), usage[0], usage[1]),
             )
 
-    def forget(self, article_ids: list[str]) -> None:
+    def forget(self, keys: list[str]) -> None:
         with self.ws.connect() as conn, conn:
-            conn.executemany("DELETE FROM wiki_journal WHERE article_id=?", [(i,) for i in article_ids])
+            conn.executemany(f"DELETE FROM {self.table} WHERE article_id=?", [(i,) for i in keys])
 
     def clear(self) -> None:
         with self.ws.connect() as conn, conn:
-            conn.execute("DELETE FROM wiki_journal")
+            conn.execute(f"DELETE FROM {self.table}")
+
+
+@dataclass(frozen=True)
+class FamilyContext:
+    """What code knows about the family of the article being placed (``skillrag.wiki.families``)."""
+
+    key: str
+    title: str
+    ids: tuple[str, ...]
+    entity: bool  # a product/topic family (its articles go on one entity page), not a cluster or a loner
+    entity_page: str | None = None  # the family's entity page, once one exists
+
+    def render(self) -> str:
+        if not self.entity:
+            return "This article belongs to no product family: place it on a topic page (kind \"topic\")."
+        ids = _id_list(self.ids)
+        head = f"This article belongs to the family \"{self.title}\" ({len(self.ids)} articles: {ids})."
+        if self.entity_page:
+            return (f"{head} Its entity page is {self.entity_page}: UPDATE it (action \"update\", page_id "
+                    f"{self.entity_page}) so that it lists this article too.")
+        return (f"{head} It has no entity page yet: CREATE it (action \"create\", kind \"entity\", title "
+                f"\"{self.title}\"); the family's other articles will be added to it.")
 
 
 def validate_draft(
@@ -171,15 +255,29 @@ def validate_draft(
     limits: LLMBuildLimits,
     allow_update: bool = True,
     citing: frozenset[str] = frozenset(),
+    family: FamilyContext | None = None,
 ) -> list[str]:
     """Every reason the draft cannot be written (empty list = acceptable).
 
     ``known_ids(ids)`` returns the subset of ``ids`` that are active articles; ``citing`` the candidate
-    pages that already cite the article (a changed article must update one of them, not start a twin).
+    pages that already cite the article (a changed article must update one of them, not start a twin);
+    ``family`` the article's family: an article of a product family goes on the family's one entity
+    page (created with kind ``entity`` by its first article). Sources an update does not repeat are
+    kept by code, so an update never loses one.
     """
     reasons: list[str] = []
-    if citing and (draft.action != "update" or draft.page_id not in citing):
+    on_entity = family is not None and family.entity and allow_update
+    if on_entity and family.entity_page:
+        if draft.action != "update" or draft.page_id != family.entity_page:
+            reasons.append(f"{article.id} belongs to {family.title!r}: update its entity page {family.entity_page} "
+                           "(one page lists every article of the family)")
+    elif on_entity and (draft.action != "create" or draft.kind != "entity"):
+        reasons.append(f"{family.title!r} has no entity page yet: create it with kind \"entity\"")
+    elif citing and (draft.action != "update" or draft.page_id not in citing):
         reasons.append(f"pages {', '.join(sorted(citing))} already cite {article.id}: update one of them")
+    if draft.kind == "aspect":
+        reasons.append("aspect pages are written from their member articles after this pass: use kind "
+                       "\"entity\" or \"topic\"")
     if draft.action == "update":
         if not allow_update and draft.page_id not in citing:
             reasons.append("this build makes one page per article: create one, or update the page citing it")
@@ -190,6 +288,22 @@ def validate_draft(
         reasons.append("title is empty")
     if not draft.intent.strip():
         reasons.append("intent is empty: say what problem the workflow solves")
+    reasons += _step_reasons(draft, known_ids)
+    linked = {ln.article_id for s in draft.steps for ln in s.links}
+    if article.id not in linked:
+        reasons.append(f"no step links to the article being processed ({article.id})")
+    old = candidates.get(draft.page_id or "") if draft.action == "update" else None
+    kind = old.kind if old is not None else draft.kind
+    n_sources = len(set(draft.source_ids()) | linked | set(old.source_ids() if old is not None else ()))
+    if len(draft.steps) > limits.max_steps:
+        reasons.append(f"{len(draft.steps)} steps > {limits.max_steps}: condense, or create a new page")
+    if kind != "entity" and n_sources > limits.max_sources:
+        reasons.append(f"{n_sources} sources > {limits.max_sources}: create a new page instead")
+    return reasons
+
+
+def _step_reasons(draft: PageDraft, known_ids: Callable[[list[str]], set[str]]) -> list[str]:
+    reasons = []
     if not draft.steps:
         reasons.append("steps is empty")
     for i, s in enumerate(draft.steps, 1):
@@ -197,31 +311,42 @@ def validate_draft(
             reasons.append(f"step {i} has no text")
         if not s.links:
             reasons.append(f"step {i} has no typed link to an article")
-    cited = [ln.article_id for s in draft.steps for ln in s.links] + list(draft.sources)
-    unknown = sorted(set(cited) - known_ids(sorted(set(cited))))
-    for aid in unknown:
+    cited = [ln.article_id for s in draft.steps for ln in s.links] + draft.source_ids()
+    for aid in sorted(set(cited) - known_ids(sorted(set(cited)))):
         reasons.append(f"unknown article id {aid!r}: cite only ids shown in the prompt")
-    linked = {ln.article_id for s in draft.steps for ln in s.links}
-    if article.id not in linked:
-        reasons.append(f"no step links to the article being processed ({article.id})")
-    if draft.action == "update" and draft.page_id in candidates:
-        kept = set(draft.sources) | linked
-        dropped = [sid for sid in candidates[draft.page_id].source_ids() if sid not in kept]
-        if dropped:
-            reasons.append(f"the update drops existing sources {', '.join(dropped)}: keep every source")
-    n_sources = len(set(draft.sources) | linked)
-    if len(draft.steps) > limits.max_steps:
-        reasons.append(f"{len(draft.steps)} steps > {limits.max_steps}: condense, or create a new page")
-    if n_sources > limits.max_sources:
-        reasons.append(f"{n_sources} sources > {limits.max_sources}: create a new page instead")
+    return reasons
+
+
+def validate_aspect_draft(draft: PageDraft, *, members: list[str], known_ids: Callable[[list[str]], set[str]],
+                          limits: LLMBuildLimits) -> list[str]:
+    """Every reason an aspect page draft cannot be written: it must cite every member article (in its
+    sources or links) and nothing outside them."""
+    reasons = _step_reasons(draft, known_ids)
+    if not draft.title.strip():
+        reasons.append("title is empty")
+    if not draft.intent.strip():
+        reasons.append("intent is empty: say what comparing this aspect answers")
+    cited = {ln.article_id for s in draft.steps for ln in s.links} | set(draft.source_ids())
+    missing = [m for m in members if m not in cited]
+    if missing:
+        reasons.append(f"the page must list every article of the aspect; missing {', '.join(missing)}")
+    extra = sorted(cited - set(members))
+    if extra:
+        reasons.append(f"cite only the articles listed for this aspect, not {', '.join(extra)}")
+    if len(draft.steps) > max(limits.max_steps, len(members)):
+        reasons.append(f"{len(draft.steps)} steps > {max(limits.max_steps, len(members))}: one step per product")
     return reasons
 
 
 def _candidate_text(page: Page, max_chars: int) -> str:
-    text = render_page(page).split("\n---\n", 1)[-1].strip()
-    if len(text) > max_chars:
-        text = text[:max_chars].rsplit("\n", 1)[0] + "\n… (truncated)"
-    return f"<page id={page.id}>\n{text}\n</page>"
+    """A candidate page as the model sees it: the page cut to ``max_chars`` characters, then its
+    source ids (up to ``ID_LIST_CHARS`` characters of them), so a long entity page's list is shown."""
+    body = render_page(page.model_copy(update={"sources": ()})).split("\n---\n", 1)[-1]
+    body = body.rsplit("## Sources", 1)[0].strip()
+    if len(body) > max_chars:
+        body = body[:max_chars].rsplit("\n", 1)[0] + "\n… (truncated)"
+    ids = page.source_ids()
+    return f"<page id={page.id} kind={page.kind}>\n{body}\n\nSources ({len(ids)}): {_id_list(ids)}\n</page>"
 
 
 class LLMBuilder:
@@ -229,6 +354,9 @@ class LLMBuilder:
 
     ``model``: a pydantic-ai ``Model`` (or a spec for ``skillrag.models.resolve_model``).
     ``progress(done, total, input_tokens, output_tokens)`` is called after each article.
+    ``layer`` / ``journal``: where pages and decisions go (default: the workspace's layer and
+    journal; a rebuild passes its staging layer and journal); ``model_name`` overrides the id
+    recorded on pages.
     """
 
     def __init__(
@@ -240,45 +368,82 @@ class LLMBuilder:
         limits: LLMBuildLimits | None = None,
         concurrency: int = 1,
         progress: Callable[[int, int, int, int], None] | None = None,
+        layer: Layer | None = None,
+        journal: Journal | None = None,
+        model_name: str | None = None,
     ) -> None:
         from skillrag.models import model_id, resolve_model
 
         self.ws = ws
         self.model = resolve_model(model, settings=ws.config.models)
-        self.model_name = model_id(model)
+        self.model_name = model_name or model_id(model)
         self.variant = variant
         self.limits = limits or LLMBuildLimits()
         self.concurrency = max(1, concurrency)
         self.progress = progress
-        self.layer = Layer(ws)
+        self.layer = layer or Layer(ws)
         self.store = ArticleStore(ws)
-        self.journal = Journal(ws)
+        self.journal = journal or Journal(ws)
         self._hashes = self.store.hashes()
+        self._families: list[Family] = []
+        self._family_of: dict[str, Family] = {}
+        if variant != "no-merge":
+            self._families = find_families(self.store.list(split_documents=False),
+                                           max_group=ws.config.wiki.max_group)
+            self._family_of = {a.id: f for f in self._families for a in f.articles}
         self._pages: dict[str, Page] = {p.id: p for p in self.layer.pages()}
+        self._entity_page: dict[str, str] = {}
+        for p in sorted(self._pages.values(), key=lambda p: p.id):
+            self._note_entity(p)
         self._search = PageSearch(self._pages.values())
         self._versions: dict[str, int] = {pid: 0 for pid in self._pages}
         self._epoch = 0
         self._changed_at: dict[str, int] = {}
         self._build_prompt = load_prompt("build_page.md")
         self._retry_prompt = load_prompt("retry.md")
+        self._aspect_prompt = load_prompt("build_aspect.md")
+
+    # -- families ------------------------------------------------------------------------------
+
+    def _note_entity(self, page: Page) -> None:
+        """Record ``page`` as the entity page of its family (the first one seen per family)."""
+        if page.kind != "entity":
+            return
+        for aid in page.source_ids():
+            fam = self._family_of.get(aid)
+            if fam is not None:
+                self._entity_page.setdefault(fam.key, page.id)
+                return
+
+    def family_of(self, article: Article) -> FamilyContext | None:
+        """The article's family as the prompt and the validator see it (None for ``no-merge``)."""
+        fam = self._family_of.get(article.id)
+        if fam is None:
+            return None
+        entity = fam.found_by not in ("cluster", "single")
+        return FamilyContext(key=fam.key, title=fam.title, ids=tuple(fam.ids()), entity=entity,
+                             entity_page=self._entity_page.get(fam.key) if entity else None)
 
     # -- prompt --------------------------------------------------------------------------------
 
     def candidates_for(self, article: Article) -> list[Page]:
-        """Pages already citing the article, then up to two pages sharing its id stem, then BM25
-        matches; at most ``candidate_pages``.
+        """The entity page of the article's family, then pages already citing the article, then up to
+        two pages sharing its id stem, then BM25 matches; at most ``candidate_pages``.
 
         The ``no-merge`` variant shows only the pages citing the article (its own page, if it changed)."""
         citing = self._search.citing(article.id)
         if self.variant == "no-merge":  # only the article's own page (after it changed)
             return [self._pages[pid] for pid in citing]
         k = self.limits.candidate_pages
+        fam = self.family_of(article)
+        own = [fam.entity_page] if fam is not None and fam.entity_page in self._pages else []
         query = f"{article.title}\n{article.body[:2000]}"
         # pages citing the article, then at most two pages of its id stem (the same product or topic,
         # smallest first so a full page is not the only choice), then BM25 matches
-        sib = sorted((p for p in self._search.siblings(article.id) if p not in citing),
+        sib = sorted((p for p in self._search.siblings(article.id) if p not in citing and p not in own),
                      key=lambda p: (len(self._pages[p].sources), p))[:2]
-        ranked = list(dict.fromkeys([*citing, *sib, *self._search.search(query, k + len(citing) + len(sib))]))
+        found = self._search.search(query, k + len(citing) + len(sib) + 1)
+        ranked = list(dict.fromkeys([*own, *citing, *sib, *found]))
         return [self._pages[pid] for pid in ranked[:k]]
 
     def prompt_for(self, article: Article, candidates: list[Page]) -> str:
@@ -292,8 +457,10 @@ class LLMBuilder:
             "In this build every article gets its own page: CREATE it, or UPDATE the candidate page only if it"
             " already cites this article." if self.variant == "no-merge" else ""
         )
+        fam = self.family_of(article)
         return self._build_prompt.render(
             merge_rule=merge_rule,
+            family=fam.render() if fam is not None else "Every article gets a page of kind \"topic\".",
             link_types=", ".join(LINK_TYPES),
             article_id=article.id,
             max_steps=lim.max_steps,
@@ -309,16 +476,25 @@ class LLMBuilder:
     def _known(self, ids: list[str]) -> set[str]:
         return {i for i in ids if i in self._hashes}
 
-    def _to_page(self, draft: PageDraft, article: Article, page_id: str) -> Page:
+    def _to_page(self, draft: PageDraft, page_id: str, *, kind: str | None = None, keep_old: bool = True) -> Page:
+        """The page a valid draft makes: an update keeps every old source (in the old order, new ones
+        appended) and the page's kind; a source without a summary keeps its old one, else gets the
+        article's own one-line summary. ``keep_old=False`` (aspect pages, whose members code sets)
+        takes the draft's sources only."""
         linked = [ln.article_id for s in draft.steps for ln in s.links]
-        ids = list(dict.fromkeys([*draft.sources, *linked]))
-        old = self._pages.get(page_id)
+        ids = list(dict.fromkeys([*draft.source_ids(), *linked]))
+        old = self._pages.get(page_id) if keep_old else None
+        summaries = {s.id: s.summary.strip() for s in draft.sources if s.summary.strip()}
         if old is not None:  # keep the old order, append what is new
             ids = list(dict.fromkeys([*old.source_ids(), *ids]))
+            for s in old.sources:
+                if s.summary:
+                    summaries.setdefault(s.id, s.summary)
         arts = self.store.get_many(ids)
         page = Page(
             id=page_id,
             title=draft.title,
+            kind=kind or (old.kind if old is not None else draft.kind),
             intent=draft.intent,
             solves=tuple(draft.solves),
             does_not_solve=tuple(draft.does_not_solve),
@@ -326,7 +502,9 @@ class LLMBuilder:
                 Step(text=s.text, links=tuple(Link(type=ln.type, article_id=ln.article_id) for ln in s.links))
                 for s in draft.steps
             ),
-            sources=tuple(SourceRef(id=i, title=arts[i].title if i in arts else "") for i in ids),
+            sources=tuple(SourceRef(id=i, title=arts[i].title if i in arts else "",
+                                    summary=summaries.get(i) or (summary_line(arts[i]) if i in arts else ""))
+                          for i in ids),
             variant=self.variant,
             builder="llm",
             model=self.model_name,
@@ -372,10 +550,11 @@ class LLMBuilder:
                 draft, article=article, known_ids=self._known, candidates=cmap, limits=self.limits,
                 allow_update=self.variant != "no-merge",
                 citing=frozenset(p.id for p in candidates if article.id in p.article_ids()),
+                family=self.family_of(article),
             )
             if not reasons:
                 pid = draft.page_id if draft.action == "update" and draft.page_id else self._new_id(draft.title)
-                page = self._to_page(draft, article, pid)
+                page = self._to_page(draft, pid)
                 if len(render_page(page)) > self.limits.max_page_chars:
                     reasons = [f"page longer than {self.limits.max_page_chars} characters: condense it"]
                     continue
@@ -389,18 +568,19 @@ class LLMBuilder:
             pid, n = f"{base}-{n}", n + 1
         return pid
 
-    def _apply(self, article: Article, page: Page, action: str) -> None:
+    def _apply(self, key: str, page: Page, action: str) -> None:
         """Write one accepted page (journal first, then the file, index line and log line)."""
         self.layer.write(page)
         self._pages[page.id] = page
+        self._note_entity(page)
         self._versions[page.id] = self._versions.get(page.id, 0) + 1
         self._epoch += 1
         self._changed_at[page.id] = self._epoch
         self._search.set(page)
         self.layer.log([
-            f"{article.id} {action}d page {page.id} (builder llm, model {self.model_name}, variant {self.variant})"
+            f"{key} {action}d {page.kind} page {page.id} (builder llm, model {self.model_name}, variant {self.variant})"
         ])
-        self.journal.finish(article.id)
+        self.journal.finish(key)
 
     def replay(self) -> list[str]:
         """Re-apply pages journalled but maybe not written before an interruption; returns their ids."""
@@ -410,6 +590,7 @@ class LLMBuilder:
                 page = Page.model_validate_json(row["payload"])
                 self.layer.write(page)
                 self._pages[page.id] = page
+                self._note_entity(page)
                 self._search.set(page)
                 self.journal.finish(aid)
                 done.append(page.id)
@@ -430,7 +611,7 @@ class LLMBuilder:
                 result.max_prompt_chars = max(result.max_prompt_chars, usage[2])
                 result.requests += usage[3]
                 if draft is None:
-                    self.journal.fail(article, reasons, (usage[0], usage[1]), attempts)
+                    self.journal.fail(article.id, article.content_hash, reasons, (usage[0], usage[1]), attempts)
                     result.failed[article.id] = reasons
                     return
                 stale = any(self._versions.get(pid, 0) != v for pid, v in seen.items())
@@ -443,9 +624,14 @@ class LLMBuilder:
                 if stale:
                     result.conflicts += 1
                     continue
-                page = self._to_page(draft, article, pid)
-                self.journal.begin_apply(article, draft.action, page, (usage[0], usage[1]), attempts)
-                self._apply(article, page, draft.action)
+                fam = self.family_of(article)  # another article of the family may have created it meanwhile
+                if fam is not None and fam.entity and draft.action == "create" and fam.entity_page:
+                    result.conflicts += 1
+                    continue
+                page = self._to_page(draft, pid)
+                self.journal.begin_apply(article.id, article.content_hash, draft.action, page,
+                                         (usage[0], usage[1]), attempts)
+                self._apply(article.id, page, draft.action)
                 result.failed.pop(article.id, None)
                 (result.created if draft.action == "create" else result.updated).append(pid)
                 return
@@ -479,7 +665,119 @@ class LLMBuilder:
                     await one(a, _pass == 0)
             else:
                 await asyncio.gather(*(one(a, _pass == 0) for a in batch))
+        await self._aspect_pass(sem, lock, result)
         return result
+
+    # -- aspect pages --------------------------------------------------------------------------
+
+    def aspect_targets(self) -> dict[str, Aspect]:
+        """``page id -> aspect`` for every aspect of the corpus's families (none for ``no-merge``);
+        ids come from the aspect's name and category (``aspect_page_id``), so a page keeps its id while
+        its members change."""
+        if self.variant == "no-merge":
+            return {}
+        out: dict[str, Aspect] = {}
+        for asp in find_aspects(self._families):
+            base = aspect_page_id(asp)
+            pid, n = base, 2
+            while pid in out or (pid in self._pages and self._pages[pid].kind != "aspect"):
+                pid, n = f"{base}-{n}", n + 1
+            out[pid] = asp
+        return out
+
+    @staticmethod
+    def _aspect_hash(asp: Aspect) -> str:
+        return content_hash(asp.name + "\n" + "\n".join(f"{m.article.id}:{m.article.content_hash}" for m in asp.members))
+
+    def aspect_prompt(self, asp: Aspect, page_id: str) -> str:
+        """The bounded prompt for one aspect page: each member with its product, title, key line and
+        an excerpt of the section or article (``max_article_chars`` in all)."""
+        per = max(200, self.limits.max_article_chars // max(1, len(asp.members)))
+        rows = []
+        for m in asp.members:
+            text = m.article.body
+            if m.heading is not None:
+                i = text.find(m.heading)
+                text = text[max(0, i - 4):] if i >= 0 else text
+            excerpt = " ".join(text.split())[:per]
+            rows.append(f"- product: {m.family.name}\n  id: {m.article.id}\n  title: {m.article.title[:200]}\n"
+                        f"  key line found by code: {m.key_line}\n  excerpt: {excerpt}")
+        return self._aspect_prompt.render(
+            aspect=asp.name, category=asp.category or "sibling products", title=aspect_title(asp),
+            page_id=page_id, exists="yes" if page_id in self._pages else "no", link_types=", ".join(LINK_TYPES),
+            max_steps=max(self.limits.max_steps, len(asp.members)), members="\n".join(rows),
+        )
+
+    async def _aspect_pass(self, sem: asyncio.Semaphore, lock: asyncio.Lock, result: LLMBuildResult) -> None:
+        """Write the aspect pages that are new or whose members changed; delete those of aspects gone."""
+        targets = self.aspect_targets()
+        for pid in sorted(p.id for p in self._pages.values() if p.kind == "aspect" and p.id not in targets):
+            self.layer.delete(pid)
+            self._pages.pop(pid, None)
+            self._search.remove(pid)
+            self.journal.forget([f"aspect:{pid}"])
+            self.layer.log([f"aspect page {pid} deleted (its aspect is gone)"])
+            result.deleted.append(pid)
+        rows = self.journal.rows()
+        todo = [(pid, asp) for pid, asp in sorted(targets.items())
+                if not (rows.get(f"aspect:{pid}") is not None and rows[f"aspect:{pid}"]["status"] == "done"
+                        and rows[f"aspect:{pid}"]["content_hash"] == self._aspect_hash(asp) and pid in self._pages)]
+
+        async def one(pid: str, asp: Aspect) -> None:
+            await self._aspect(pid, asp, sem, lock, result)
+
+        if self.concurrency == 1:
+            for pid, asp in todo:
+                await one(pid, asp)
+        else:
+            await asyncio.gather(*(one(pid, asp) for pid, asp in todo))
+
+    async def _aspect(self, pid: str, asp: Aspect, sem: asyncio.Semaphore, lock: asyncio.Lock,
+                      result: LLMBuildResult) -> None:
+        from pydantic_ai import Agent
+        from pydantic_ai.exceptions import UnexpectedModelBehavior
+
+        from skillrag.models import model_errors
+
+        key, chash, members = f"aspect:{pid}", self._aspect_hash(asp), asp.ids()
+        draft: PageDraft | None = None
+        prompt = self.aspect_prompt(asp, pid)
+        agent = Agent(self.model, output_type=PageDraft)
+        reasons: list[str] = []
+        usage = [0, 0]
+        attempts = 0
+        async with sem:
+            for _ in range(self.limits.max_retries + 1):
+                attempts += 1
+                text = prompt if not reasons else prompt + "\n\n" + self._retry_prompt.render(
+                    reasons="\n".join(f"- {r}" for r in reasons), article_id=", ".join(members))
+                try:
+                    with model_errors(self.model_name):
+                        res = await agent.run(text)
+                except UnexpectedModelBehavior as exc:
+                    reasons = [f"output does not match the page schema ({str(exc).splitlines()[0]})"]
+                    continue
+                usage[0] += res.usage.input_tokens or 0
+                usage[1] += res.usage.output_tokens or 0
+                result.requests += res.usage.requests or 1
+                result.max_prompt_chars = max(result.max_prompt_chars, len(prompt))
+                draft = res.output
+                reasons = validate_aspect_draft(draft, members=members, known_ids=self._known, limits=self.limits)
+                if not reasons:
+                    break
+        async with lock:
+            result.input_tokens += usage[0]
+            result.output_tokens += usage[1]
+            if reasons or draft is None:
+                self.journal.fail(key, chash, reasons, (usage[0], usage[1]), attempts)
+                result.failed[key] = reasons
+                return
+            draft = draft.model_copy(update={"title": aspect_title(asp), "kind": "aspect",
+                                             "action": "update" if pid in self._pages else "create"})
+            page = self._to_page(draft, pid, kind="aspect", keep_old=False)
+            self.journal.begin_apply(key, chash, draft.action, page, (usage[0], usage[1]), attempts)
+            self._apply(key, page, draft.action)
+            (result.created if draft.action == "create" else result.updated).append(pid)
 
     def run(self, articles: list[Article]) -> LLMBuildResult:
         return asyncio.run(self.run_async(articles))
@@ -488,7 +786,8 @@ class LLMBuilder:
         """Token estimate before a build (``CHARS_PER_TOKEN`` characters per token).
 
         Input: the real prompt against the current layer, with the candidate slots not yet filled
-        counted at ``max_candidate_chars`` each. Output: one page of ``max_page_chars / 3`` per article.
+        counted at ``max_candidate_chars`` each, plus one prompt per aspect page to write. Output: one
+        page of ``max_page_chars / 3`` per article and per aspect page.
         """
         rows = self.journal.rows()
         todo = [a for a in articles
@@ -498,11 +797,16 @@ class LLMBuilder:
         for a in todo:
             cands = self.candidates_for(a)
             chars_in += len(self.prompt_for(a, cands)) + (slots - len(cands)) * self.limits.max_candidate_chars
-        chars_out = len(todo) * (self.limits.max_page_chars // 3)
+        aspects = [(pid, asp) for pid, asp in self.aspect_targets().items()
+                   if not (rows.get(f"aspect:{pid}") is not None and rows[f"aspect:{pid}"]["status"] == "done"
+                           and rows[f"aspect:{pid}"]["content_hash"] == self._aspect_hash(asp))]
+        chars_in += sum(len(self.aspect_prompt(asp, pid)) for pid, asp in aspects)
+        chars_out = (len(todo) + len(aspects)) * (self.limits.max_page_chars // 3)
         return {
             "articles": len(todo),
             "skipped": len(articles) - len(todo),
+            "aspects": len(aspects),
             "input_tokens": chars_in // CHARS_PER_TOKEN,
             "output_tokens": chars_out // CHARS_PER_TOKEN,
-            "requests": len(todo),
+            "requests": len(todo) + len(aspects),
         }

@@ -4,7 +4,8 @@ A page is one Markdown file, ``wiki/pages/<page-id>.md``, that a person can read
 
     ---
     id: credit-cards-gold-rewards-card
-    title: Gold Rewards Card
+    title: Gold Rewards Card (credit cards)
+    kind: entity
     variant: full
     builder: extractive
     model: null
@@ -28,7 +29,12 @@ A page is one Markdown file, ``wiki/pages/<page-id>.md``, that a person can read
     - [policy: doc_a_003]          (page-level links; only the ``pooled-links`` variant uses them)
 
     ## Sources
-    - doc_a_001 — Title of the article
+    - doc_a_001 — Title of the article — _one line on what it covers_
+
+Kinds: an ``entity`` page covers one product or topic family and lists **all** its articles; an
+``aspect`` page lists, for one aspect shared by sibling entities (a referral programme, ATM fees),
+every entity's article with its key line, so products can be compared in one read; a ``topic`` page
+is any other group of articles (the default, and what a one-article family gets).
 
 Typed links are ``[TYPE: ARTICLE-ID]`` with TYPE from :class:`LinkType`. ``render_page`` and
 ``parse_page`` round-trip: ``parse_page(render_page(p)) == p`` for every valid page.
@@ -38,6 +44,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from typing import Literal
 
 import frontmatter
 import yaml
@@ -48,9 +55,11 @@ from skillrag.errors import InvalidIdError, WorkspaceError
 
 __all__ = [
     "LINK_RE",
+    "PAGE_KINDS",
     "Link",
     "LinkType",
     "Page",
+    "PageKind",
     "SourceRef",
     "Step",
     "check_page_id",
@@ -79,8 +88,12 @@ class LinkType(StrEnum):
 
 
 LINK_TYPES: tuple[str, ...] = tuple(t.value for t in LinkType)
+
+PageKind = Literal["entity", "aspect", "topic"]
+#: What a page is: one family's complete article list, one aspect compared across siblings, or other.
+PAGE_KINDS: tuple[str, ...] = ("entity", "aspect", "topic")
 #: ``[type: article-id]`` inside page text.
-LINK_RE = re.compile(r"\[(" + "|".join(LINK_TYPES) + r"):\s*([A-Za-z0-9][A-Za-z0-9_.()+\-:]*)\]")
+LINK_RE = re.compile(r"\[(" + "|".join(LINK_TYPES) + r"):\s*([A-Za-z0-9][A-Za-z0-9_.()+\-:#]*)\]")
 
 
 def check_page_id(value: str) -> str:
@@ -137,13 +150,18 @@ class Step(BaseModel):
         return v
 
 
+#: Separates a source's title from its summary on a ``## Sources`` line (never kept inside either).
+_SUMMARY_SEP = " — _"
+
+
 class SourceRef(BaseModel):
-    """A source article merged into the page."""
+    """A source article merged into the page, with an optional one-line summary of what it covers."""
 
     model_config = ConfigDict(frozen=True)
 
     id: str
     title: str = ""
+    summary: str = Field("", description="One line on what the article covers (or its key line).")
 
     @field_validator("id")
     @classmethod
@@ -152,10 +170,15 @@ class SourceRef(BaseModel):
             raise ValueError(f"{v!r} is not a valid article id")
         return v
 
-    @field_validator("title")
+    @field_validator("title", "summary")
     @classmethod
     def _title(cls, v: str) -> str:
-        return _one_line(v)
+        return _one_line(v).replace(_SUMMARY_SEP, " — ").strip("_ ") if v else v
+
+    def render(self) -> str:
+        """The ``## Sources`` list item: ``- ID — Title — _summary_``."""
+        line = f"- {self.id}" + (f" — {self.title}" if self.title else "")
+        return line + (f"{_SUMMARY_SEP}{self.summary}_" if self.summary else "")
 
 
 class Page(BaseModel):
@@ -165,6 +188,8 @@ class Page(BaseModel):
 
     id: str
     title: str = Field(min_length=1)
+    kind: PageKind = Field("topic", description="entity (a family's complete list), aspect (compared "
+                                                "across sibling entities) or topic.")
     intent: str = Field("", description="What the workflow is for, one paragraph.")
     solves: tuple[str, ...] = ()
     does_not_solve: tuple[str, ...] = ()
@@ -227,6 +252,7 @@ def render_page(page: Page) -> str:
     meta = {
         "id": page.id,
         "title": page.title,
+        "kind": page.kind,
         "variant": page.variant,
         "builder": page.builder,
         "model": page.model,
@@ -242,7 +268,7 @@ def render_page(page: Page) -> str:
     out += ["## Procedure", ""] + (steps or ["_(none)_"]) + [""]
     if page.pooled_links:
         out += ["## Links", ""] + [f"- {ln.render()}" for ln in page.pooled_links] + [""]
-    srcs = [f"- {s.id} — {s.title}" if s.title else f"- {s.id}" for s in page.sources]
+    srcs = [s.render() for s in page.sources]
     out += ["## Sources", ""] + (srcs or ["_(none)_"]) + [""]
     return "\n".join(out)
 
@@ -250,7 +276,7 @@ def render_page(page: Page) -> str:
 _H2 = re.compile(r"^##[ \t]+(.+?)[ \t]*$", re.MULTILINE)
 _NUM = re.compile(r"^\d+[.)][ \t]+(.*)$")
 _BULLET = re.compile(r"^[-*][ \t]+(.*)$")
-_SOURCE = re.compile(r"^`?([A-Za-z0-9][A-Za-z0-9_.()+\-:]*)`?(?:[ \t]+[—–-][ \t]+(.*))?$")
+_SOURCE = re.compile(r"^`?([A-Za-z0-9][A-Za-z0-9_.()+\-:#]*)`?(?:[ \t]+[—–-][ \t]+(.*))?$")
 
 
 def _sections(body: str) -> dict[str, list[str]]:
@@ -296,16 +322,21 @@ def parse_page(text: str, *, where: str = "page") -> Page:
         pooled = [ln for s in items("links", _BULLET) for ln in _links_in(s)]
         sources = []
         for s in items("sources", _BULLET):
-            m = _SOURCE.match(s.strip())
+            s, summary = s.strip(), ""
+            if s.endswith("_") and _SUMMARY_SEP in s:
+                s, summary = s.rsplit(_SUMMARY_SEP, 1)
+                summary = summary[:-1]
+            m = _SOURCE.match(s)
             if not m:
                 raise WorkspaceError(f"{where}: bad source line {s[:60]!r} (want `- ARTICLE-ID — Title`)")
-            sources.append(SourceRef(id=m.group(1), title=m.group(2) or ""))
+            sources.append(SourceRef(id=m.group(1), title=m.group(2) or "", summary=summary))
         built_from = meta.get("built_from") or {}
         if not isinstance(built_from, dict):
             raise WorkspaceError(f"{where}: built_from must be a mapping of article id to hash")
         return Page(
             id=str(meta.get("id", "")),
             title=str(meta.get("title", "")),
+            kind=meta.get("kind") or "topic",
             intent=" ".join(secs.get("intent", [])),
             solves=tuple(items("solves", _BULLET)),
             does_not_solve=tuple(items("does not solve", _BULLET)),

@@ -1,9 +1,8 @@
 """Test doubles for the wiki package: scripted page-writing and judging models (no network).
 
-``ScriptedPageModel`` plays the builder's model deterministically from the prompt it receives:
-it updates the first candidate page whose sources share the article's group (``group_key``), else
-(or when the validator said the page is full) creates a page titled after the group; faults can be
-planted per article. ``OverlapJudge`` plays the
+``ScriptedPageModel`` plays the builder's model deterministically from the prompt it receives (the
+family rule code wrote into it, the candidate pages shown, or an aspect page's member list); faults
+can be planted per article. ``OverlapJudge`` plays the
 link judge: a link passes when the claims share enough content words with the article body.
 ``synthetic_corpus`` writes a corpus of any size for scale tests.
 """
@@ -20,14 +19,13 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from skillrag.wiki.extractive import _humanize_key, group_key
-from skillrag.wiki.layer import Layer
+from skillrag.wiki.families import group_key
+from skillrag.wiki.families import humanize_key as _humanize_key
 from skillrag.workspace import Workspace
 
 __all__ = ["Interrupt", "OverlapJudge", "ScriptedPageModel", "last_prompt", "synthetic_corpus"]
 
 _ARTICLE = re.compile(r"^Article to place:\nid: (\S+)\ntitle: (.*)$", re.MULTILINE)
-_CANDIDATE = re.compile(r"^<page id=([a-z0-9-]+)>$", re.MULTILINE)
 
 
 class Interrupt(Exception):
@@ -48,7 +46,13 @@ def _call(info: AgentInfo, args: dict[str, Any]) -> ModelResponse:
 
 
 class ScriptedPageModel:
-    """A deterministic stand-in for the builder's model.
+    """A deterministic stand-in for the builder's model, reading only its prompt.
+
+    Article prompts: it follows the family rule code put in the prompt (update the family's entity
+    page, or create it with kind ``entity`` and the given title); an article of no family goes to the
+    first candidate page whose sources share its id stem (``group_key``), else to a new topic page
+    titled after the stem. Aspect prompts: one step and one source per listed article, with the key
+    line code found. Faults can be planted per article.
 
     ``invalid_first``: article ids whose first answer is invalid (``"unknown"`` cites a missing id,
     ``"uncited"`` omits the article, ``"bad-update"`` updates a page that was not a candidate).
@@ -95,48 +99,99 @@ class ScriptedPageModel:
         self.prompts.append(prompt)
         if self.interrupt_at is not None and len(self.prompts) == self.interrupt_at:
             raise Interrupt(f"simulated kill at call {len(self.prompts)}")
+        if _ASPECT.search(prompt):
+            return _call(info, _aspect_answer(prompt))
         m = _ARTICLE.search(prompt)
         assert m, "not a build prompt"
         aid, title = m.group(1), m.group(2).strip()
         n = self.seen[aid] = self.seen.get(aid, 0) + 1
-        candidates = _CANDIDATE.findall(prompt.split("Article to place:")[0])
         fault = "unknown" if aid in self.always_invalid else (self.invalid_first.get(aid) if n == 1 else None)
-        layer = Layer(self.ws)
-        target = None
-        full = "create a new page instead" in prompt  # the validator said the page is full
-        for pid in candidates:
-            page = layer.read(pid)
-            if full and aid not in page.article_ids():
-                continue
-            same_group = self.merge and any(group_key(s) == group_key(aid) for s in page.source_ids())
-            if same_group or aid in page.article_ids():
-                target = page
-                break
+        candidates = _candidates(prompt.split("Article to place:")[0])
         step = {"text": f"Handle {title} as the article describes.", "links": [{"type": "procedure", "article_id": aid}]}
+        source = {"id": aid, "summary": f"How to handle {title.lower()}."}
+        target, kind, new_title = None, "topic", _humanize_key(group_key(aid)) if self.merge else title
+        update_to = _UPDATE_ENTITY.search(prompt)
+        create_entity = _CREATE_ENTITY.search(prompt)
+        full = "create a new page instead" in prompt  # the validator said the page is full
+        if update_to:
+            target = candidates.get(update_to.group(1))
+        elif create_entity:
+            kind, new_title = "entity", create_entity.group(1)
+        else:
+            for page in candidates.values():
+                if full and aid not in page["ids"]:
+                    continue
+                same_group = self.merge and any(group_key(s) == group_key(aid) for s in page["ids"])
+                if same_group or aid in page["ids"]:
+                    target = page
+                    break
         if target is not None:
-            steps = [{"text": s.text, "links": [{"type": ln.type.value, "article_id": ln.article_id} for ln in s.links]}
-                     for s in target.steps if not any(ln.article_id == aid for ln in s.links)]
+            steps = [s for s in target["steps"] if not any(ln["article_id"] == aid for ln in s["links"])]
             args = {
-                "action": "update", "page_id": target.id, "title": target.title,
-                "intent": target.intent, "solves": [*target.solves, title] if title not in target.solves
-                else list(target.solves), "does_not_solve": list(target.does_not_solve),
-                "steps": [*steps, step], "sources": [*target.source_ids(), aid],
+                "action": "update", "page_id": target["id"], "kind": target["kind"], "title": target["title"],
+                "intent": target["intent"] or f"Resolve requests about {title.lower()}.",
+                "solves": [title], "does_not_solve": [], "steps": [*steps, step], "sources": [source],
             }
         else:
             args = {
-                "action": "create", "page_id": None, "title": _humanize_key(group_key(aid)) if self.merge else title,
+                "action": "create", "page_id": None, "kind": kind, "title": new_title,
                 "intent": f"Resolve requests about {title.lower()}.", "solves": [title],
-                "does_not_solve": [], "steps": [step], "sources": [aid],
+                "does_not_solve": [], "steps": [step], "sources": [source],
             }
         if fault == "unknown":
             args["steps"] = [*args["steps"], {"text": "See the other article.",
                                                "links": [{"type": "policy", "article_id": "doc_not_in_corpus_999"}]}]
         elif fault == "uncited":
             args["steps"] = [{"text": "A step citing nothing relevant.", "links": []}]
-            args["sources"] = [s for s in args["sources"] if s != aid]
+            args["sources"] = [s for s in args["sources"] if s["id"] != aid]
         elif fault == "bad-update":
             args["action"], args["page_id"] = "update", "no-such-page"
         return _call(info, args)
+
+
+_ASPECT = re.compile(r"^ASPECT page \(page id ([a-z0-9-]+); it exists already: (yes|no)\)", re.MULTILINE)
+_MEMBER = re.compile(r"^- product: (.*)\n  id: (\S+)\n  title: .*\n  key line found by code: (.*)$", re.MULTILINE)
+_UPDATE_ENTITY = re.compile(r"Its entity page is ([a-z0-9-]+): UPDATE it")
+_CREATE_ENTITY = re.compile(r'It has no entity page yet: CREATE it \(action "create", kind "entity", title "(.*)"\)')
+_PAGE_BLOCK = re.compile(r"^<page id=([a-z0-9-]+) kind=(\w+)>\n(.*?)\n</page>$", re.MULTILINE | re.DOTALL)
+
+
+def _candidates(text: str) -> dict[str, dict[str, Any]]:
+    """The candidate pages shown in a build prompt, parsed back: id, kind, title, intent, steps, ids."""
+    from skillrag.wiki.page import LINK_RE
+
+    out: dict[str, dict[str, Any]] = {}
+    for m in _PAGE_BLOCK.finditer(text):
+        body = m.group(3)
+        title = re.search(r"^# (.*)$", body, re.MULTILINE)
+        intent = re.search(r"^## Intent\n\n(.*)$", body, re.MULTILINE)
+        steps = []
+        for line in re.findall(r"^\d+\. (.*)$", body, re.MULTILINE):
+            links = [{"type": t, "article_id": a} for t, a in LINK_RE.findall(line)]
+            steps.append({"text": LINK_RE.sub("", line).strip(), "links": links})
+        ids = re.search(r"^Sources \(\d+\): (.*)$", body, re.MULTILINE)
+        out[m.group(1)] = {
+            "id": m.group(1), "kind": m.group(2), "title": title.group(1) if title else m.group(1),
+            "intent": intent.group(1) if intent and intent.group(1) != "_(none)_" else "",
+            "steps": steps, "ids": [i for i in ids.group(1).split(", ") if i] if ids else [],
+        }
+    return out
+
+
+def _aspect_answer(prompt: str) -> dict[str, Any]:
+    m = _ASPECT.search(prompt)
+    assert m
+    members = _MEMBER.findall(prompt)
+    title = re.search(r"^- title: (.*)$", prompt, re.MULTILINE)
+    return {
+        "action": "update" if m.group(2) == "yes" else "create", "page_id": m.group(1), "kind": "aspect",
+        "title": title.group(1) if title else m.group(1),
+        "intent": f"Compare this aspect across {len(members)} articles.",
+        "solves": [], "does_not_solve": [],
+        "steps": [{"text": f"{product}: {line}", "links": [{"type": "reference", "article_id": aid}]}
+                  for product, aid, line in members],
+        "sources": [{"id": aid, "summary": line} for _, aid, line in members],
+    }
 
 
 class OverlapJudge:

@@ -37,6 +37,18 @@ class CorpusSettings(_Section):
     """Content layer: how source files become articles."""
 
     summary_chars: int = Field(400, ge=50, description="Length of `article --summary`, in characters.")
+    split_chars: int = Field(
+        10_000, ge=0, description="Documents longer than this are also stored as section-articles split at "
+        "their headings, in characters; 0 = never by size."
+    )
+    split_headings: bool = Field(
+        False, description="Split every document that has headings into section-articles, whatever its size "
+        "(`skillrag ingest --split-sections` for one ingest)."
+    )
+    max_article_bytes: int = Field(
+        5_000_000, ge=1, description="Largest article (a whole document before splitting) ingest accepts, "
+        "in bytes of UTF-8 text; a larger one is rejected."
+    )
 
 
 class SearchSettings(_Section):
@@ -116,7 +128,14 @@ class WikiSettings(_Section):
     candidate_pages: int = Field(5, ge=1, le=50, description="Existing pages shown to the model per article.")
     max_retries: int = Field(2, ge=0, description="Retries per article after an invalid page.")
     concurrency: int = Field(1, ge=1, le=32, description="Model calls in flight at once.")
-    max_group: int = Field(5, ge=1, le=100, description="Extractive builder: most articles merged into one page.")
+    max_group: int = Field(
+        5, ge=1, le=100, description="Extractive builder: most articles in one topic page clustered by text "
+        "similarity (families found from ids, titles or names are never split), in articles."
+    )
+    max_steps: int = Field(
+        40, ge=1, le=500, description="Extractive builder: procedure steps on one entity page (its article list "
+        "is never capped), in steps."
+    )
 
 
 class ModelSettings(_Section):

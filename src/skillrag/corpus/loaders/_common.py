@@ -3,11 +3,29 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from skillrag.corpus.model import ID_PATTERN, SourceArticle
 from skillrag.errors import MalformedSourceError
+
+#: C0 control characters other than tab, newline, vertical tab, form feed and carriage return, and DEL.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+#: A text with more control characters than this share is binary content, not text.
+MAX_CONTROL_SHARE = 0.001
+
+
+def binary_reason(text: str) -> str | None:
+    """Why ``text`` is binary content rather than text (any NUL character, or control characters
+    above ``MAX_CONTROL_SHARE`` of it), or None when it reads as text."""
+    nul = text.count("\x00")
+    if nul:
+        return f"not text: binary content ({nul:,} NUL byte{'s' if nul != 1 else ''})"
+    ctrl = len(_CONTROL.findall(text))
+    if ctrl and ctrl > MAX_CONTROL_SHARE * len(text):
+        return f"not text: binary content ({ctrl:,} control characters in {len(text):,})"
+    return None
 
 
 def read_text(path: Path) -> str:
@@ -31,8 +49,8 @@ def article_from_record(rec: Any, path: Path, root: Path, tag: str, where: str =
             path, f"{loc}missing field(s) {', '.join(missing)} (an article is {{\"id\", \"title\", \"content\"}}{hint})"
         )
     aid, title, content = rec["id"], rec["title"], rec["content"]
-    if not isinstance(aid, str) or not ID_PATTERN.match(aid) or ".." in aid:
-        raise MalformedSourceError(path, f"{loc}id {aid!r} is not a plain identifier")
+    if not isinstance(aid, str) or not ID_PATTERN.match(aid) or ".." in aid or "#" in aid:
+        raise MalformedSourceError(path, f"{loc}id {aid!r} is not a plain identifier (`#` is kept for section ids)")
     if not isinstance(title, str) or not isinstance(content, str):
         raise MalformedSourceError(path, f"{loc}title and content must be strings")
     return SourceArticle(

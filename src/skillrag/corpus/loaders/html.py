@@ -31,8 +31,8 @@ def load(path: Path, root: Path, tag: str) -> list[SourceArticle]:
     rel = path.relative_to(root)
     m = _META_ID.search(raw)
     aid = m.group(1) if m else "__".join(rel.with_suffix("").parts)
-    if not ID_PATTERN.match(aid) or ".." in aid:
-        raise MalformedSourceError(path, f"id {aid!r} is not a plain identifier")
+    if not ID_PATTERN.match(aid) or ".." in aid or "#" in aid:
+        raise MalformedSourceError(path, f"id {aid!r} is not a plain identifier (`#` is kept for section ids)")
     t = _TITLE.search(raw)
     title = (re.sub(r"\s+", " ", t.group(1)).strip() if t else "") or first_heading(body) or path.stem
     return [SourceArticle(id=aid, title=title, body=body, source_path=str(rel), source_tag=tag)]

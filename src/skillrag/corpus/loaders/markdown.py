@@ -39,8 +39,8 @@ def load(path: Path, root: Path, tag: str) -> list[SourceArticle]:
     meta, body = split_front_matter(read_text(path), path)
     rel = path.relative_to(root)
     aid = str(meta.get("id") or "__".join(rel.with_suffix("").parts))
-    if not ID_PATTERN.match(aid) or ".." in aid:
-        raise MalformedSourceError(path, f"id {aid!r} is not a plain identifier")
+    if not ID_PATTERN.match(aid) or ".." in aid or "#" in aid:
+        raise MalformedSourceError(path, f"id {aid!r} is not a plain identifier (`#` is kept for section ids)")
     title = str(meta.get("title") or first_heading(body) or path.stem)
     url = meta.get("url")
     if url is not None:

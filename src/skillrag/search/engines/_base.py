@@ -106,9 +106,12 @@ class EngineIndex(Protocol):
 
 
 class Engine(Protocol):
-    """Stores and opens the indexes of one workspace. ``name`` is its registry key."""
+    """Stores and opens the indexes of one workspace. ``name`` is its registry key. ``exhaustive``: ranking
+    every item is cheap (in memory), so the retriever asks for complete rankings (exact ranks of every
+    item); otherwise it asks for the fusion depth only."""
 
     name: str
+    exhaustive: bool
 
     def versions(self) -> dict[str, str]:
         """What must match between the build and the search, besides settings (library and format)."""

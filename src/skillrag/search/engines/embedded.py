@@ -106,6 +106,7 @@ class EmbeddedEngine:
     """Indexes stored as files in the workspace (module doc)."""
 
     name = "embedded"
+    exhaustive = True
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws

@@ -214,15 +214,15 @@ def _like_prefix(prefix: str) -> str:
 def filter_expr(filters: SearchFilters | None, id_field: str, ids: Sequence[str] | None = None) -> str:
     """A Milvus boolean expression for ``filters`` (and optionally ``id_field in ids``), "" for none.
 
-    Tags and ids match exactly; prefixes (``path_prefixes``, ``title_prefixes``, ``id_prefixes``)
-    become ``like "prefix%"`` patterns that may over-match (module doc).
+    Tags and ids match exactly; ``path_prefixes`` and ``id_prefixes`` become ``like "prefix%"`` patterns
+    that may over-match (module doc); ``title_prefixes`` (case-insensitive) are left to the exact filter.
     """
     parts: list[str] = []
     if filters is not None:
         if filters.source_tags:
             parts.append(f"source_tag in {_lit(list(filters.source_tags))}")
-        for field, attr in (("source_path", "path_prefixes"), ("title", "title_prefixes"),
-                            (id_field, "id_prefixes")):
+        # title prefixes match case-insensitively, which LIKE cannot: they are applied on return only
+        for field, attr in (("source_path", "path_prefixes"), (id_field, "id_prefixes")):
             prefixes = getattr(filters, attr, None)
             if prefixes:
                 parts.append("(" + " or ".join(f"{field} like {_lit(_like_prefix(p))}" for p in prefixes) + ")")
@@ -268,6 +268,7 @@ class MilvusEngine:
     lazily, on the first call that needs it."""
 
     name = "milvus"
+    exhaustive = False
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws

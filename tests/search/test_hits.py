@@ -1,0 +1,133 @@
+"""What a hit tells a reader: relevance 0–1, BM25 and dense ranks, the best-matching passage as the
+preview (never cut inside a word) with its section; filters by title and id prefix; ranked pages and
+one page read over the wiki backend."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from skillrag.errors import UserError
+from skillrag.search import PageHit, SearchFilters, build_index, open_retriever
+from skillrag.search._passages import PREVIEW_CHARS, best_passage, split_passages
+from skillrag.search.testing import FakePage, FakePageSource
+from skillrag.search.tokenize import Analyzer
+
+from .conftest import make_workspace
+
+LONG = (
+    "# Premium card\n\nThe premium card is our best card for people who travel. It has a metal body, a "
+    "concierge line and lounge access in most airports of the world, and it is issued within ten days.\n\n"
+    "## Eligibility\n\nCustomers need a verified account older than six months.\n\n"
+    "## Fees\n\n- Annual fee: 450 dollars, charged on the card anniversary.\n"
+    "- Foreign transaction fee: none.\n\n"
+    "## Fees\n\nLate payment fee: 40 dollars.\n"
+)
+FILES = {
+    "cards/premium.md": LONG,
+    "cards/basic.md": "# Basic card\n\nThe basic card has no annual fee and no lounge access.\n",
+    "accounts/close_account.md": "# Close a checking account\n\nTo close a checking account the balance must be zero.\n",
+    "accounts/wire.md": "# Send an international wire\n\nWires abroad need the SWIFT code and take two days.\n",
+}
+
+
+@pytest.fixture
+def hws(tmp_path, emb):
+    ws = make_workspace(tmp_path, files=FILES)
+    build_index(ws, embedder=emb)
+    return ws
+
+
+def test_preview_is_the_matching_passage_with_its_section(hws, emb):
+    hit = open_retriever(hws, embedder=emb).search("annual fee premium card dollars", k=1)[0]
+    assert hit.article_id == "premium"
+    # not the article's first ~200 characters: the passage that states the fee, and its section
+    assert hit.preview.startswith("- Annual fee: 450 dollars") and hit.section == "Fees"
+    assert "Foreign transaction fee: none." in hit.preview  # the next passage of the section, as it fits
+    assert "Late payment" not in hit.preview  # another section (a repeated heading) is not joined
+
+
+def test_relevance_spreads_and_ranks_are_per_retriever(hws, emb):
+    hits = open_retriever(hws, embedder=emb).search("annual fee card lounge", k=4)
+    assert hits[0].relevance == 1.0
+    rel = [h.relevance for h in hits]
+    assert rel == sorted(rel, reverse=True) and rel[-1] < 0.9  # not squeezed into a narrow band like RRF
+    unmatched = [h for h in hits if h.bm25_rank is None]
+    assert unmatched and all(h.dense_rank for h in unmatched)  # ranked by dense only, no shared term
+    assert sorted(h.bm25_rank for h in hits if h.bm25_rank) == [1, 2]
+
+
+def test_filters_by_title_prefix_and_id_prefix(hws, emb):
+    r = open_retriever(hws, embedder=emb)
+    by_title = r.search("card fee", k=10, filters=SearchFilters(title_prefixes=["premium  CARD"]))
+    assert [h.article_id for h in by_title] == ["premium"]  # case-insensitive, whitespace collapsed
+    by_id = r.search("card account wire", k=10, filters=SearchFilters(id_prefixes=["c", "w"]))
+    assert {h.article_id for h in by_id} == {"close_account", "wire"}
+    assert r.search("card", k=10, filters=SearchFilters(id_prefixes=["C"])) == []  # ids are case-sensitive
+    both = SearchFilters(source_tags=["cards"], title_prefixes=["basic"])
+    assert [h.article_id for h in r.search("card", k=10, filters=both)] == ["basic"]
+    assert SearchFilters(title_prefixes=["x"], id_prefixes=["y"]).describe() == {
+        "title_prefixes": ["x"], "id_prefixes": ["y"]}
+
+
+def test_split_passages_follow_structure():
+    body = ("# T\n\nIntro line one\ncontinues here.\n\n1. First step.\n2. Second step\n   wraps.\n\n"
+            "| a | b |\n|---|---|\n| 1 | 2 |\n")
+    got = [body[p.start : p.end] for p in split_passages(body)]
+    assert got == ["Intro line one\ncontinues here.", "1. First step.", "2. Second step\n   wraps.",
+                   "| a | b |", "| 1 | 2 |"]
+    assert split_passages("   \n") == []
+
+
+def test_long_passage_is_cut_at_word_boundaries_around_the_match():
+    words = " ".join(f"word{i}" for i in range(120))
+    body = f"{words} the refund window is 90 days {words}"
+    an = Analyzer()
+    preview, section = best_passage(body, [], {t: 1.0 for t in an.terms("refund window")}, an.terms)
+    assert "refund window is 90 days" in preview and section == ""
+    assert preview.startswith("…") and preview.endswith("…") and len(preview) <= PREVIEW_CHARS
+    inner = preview.strip("…")
+    assert inner == inner.strip() and all(re.fullmatch(r"word\d+|the|refund|window|is|90|days", w)
+                                          for w in inner.split())  # whole words only
+
+
+# -- pages over the wiki backend ----------------------------------------------------------------------
+PAGES = [
+    FakePage("cards-entity", "Cards (all products)", "card premium basic annual fee lounge",
+             ["premium", "basic"], kind="entity", intent="Every card product and what it costs."),
+    FakePage("accounts", "Accounts", "close account wire", ["close_account", "wire"], intent="Accounts."),
+]
+
+
+def test_search_pages_ranks_pages_with_their_articles(hws, emb):
+    src = FakePageSource(PAGES)
+    build_index(hws, backend="wiki", embedder=emb, pages=src)
+    r = open_retriever(hws, backend="wiki", embedder=emb, pages=src)
+    pages = r.search_pages("annual fee of the premium card", k=2)
+    assert isinstance(pages[0], PageHit) and pages[0].page_id == "cards-entity"
+    assert pages[0].kind == "entity" and pages[0].intent == "Every card product and what it costs."
+    assert [(a.id, a.title) for a in pages[0].articles] == [("premium", "Premium card"), ("basic", "Basic card")]
+    assert pages[0].relevance == 1.0 and all(0 <= p.relevance <= 1 for p in pages)
+    only_basic = r.search_pages("annual fee card", k=2, filters=SearchFilters(id_prefixes=["basic"]))
+    assert [(p.page_id, [a.id for a in p.articles]) for p in only_basic] == [("cards-entity", ["basic"])]
+    hits = r.search("annual fee of the premium card", k=2)
+    assert hits[0].page_ids == ("cards-entity",) and hits[0].section == "Fees"
+    view = r.read_page("cards-entity")
+    assert view.title == "Cards (all products)" and [a.id for a in view.articles] == ["premium", "basic"]
+    with pytest.raises(UserError, match="no navigation page 'nope'"):
+        r.read_page("nope")
+    assert open_retriever(hws, embedder=emb).search_pages("card", k=3) == []  # direct backend: no pages
+
+
+def test_read_page_from_a_real_layer(hws, emb):
+    from skillrag.search import read_page
+    from skillrag.wiki import build_wiki, load_pages
+
+    build_wiki(hws, builder="extractive")
+    page = load_pages(hws)[0]
+    view = read_page(hws, page.id)
+    assert view.page_id == page.id and [a.id for a in view.articles] == page.article_ids()
+    assert view.to_dict()["procedure"] == [
+        {"text": s.text, "links": [{"type": ln.type.value, "article_id": ln.article_id} for ln in s.links]}
+        for s in page.steps]

@@ -1,0 +1,122 @@
+"""The per-case budget account in the workspace store: sessions, charges, refusals, refunds,
+attribution of calls that name no case, and parallel processes that cannot overrun a budget."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import date
+
+import pytest
+
+from skillrag.errors import BudgetExceeded, UserError
+from skillrag.skill import BudgetLedger, BudgetLimits, CaseFile, SkillTools
+from skillrag.skill.budget import refusal
+from skillrag.skill.testing import FakeRetriever
+
+LIMITS = BudgetLimits(max_queries=2, max_fetches=3, max_saves=2)
+
+
+def test_start_continues_unless_new(ws):
+    led = BudgetLedger(ws)
+    a, started = led.start("c1", "cs-guidance", LIMITS)
+    assert started and a.to_dict() == {"queries_left": 2, "fetches_left": 3, "saves_left": 2}
+    assert a.as_of == date.today().isoformat()
+    led.charge(a.session_id, "query", "retrieve", "q")
+    again, started = led.start("c1", "cs-guidance", LIMITS)
+    assert not started and again.session_id == a.session_id and again.queries_left == 1  # no reset
+    fresh, started = led.start("c1", "cs-guidance", LIMITS, new=True)
+    assert started and fresh.session_id != a.session_id and fresh.queries_left == 2
+    assert led.current("c1", "cs-guidance").session_id == fresh.session_id
+    other_skill, started = led.start("c1", "evidence-qa", LIMITS)
+    assert started and other_skill.session_id != fresh.session_id  # sessions are per skill and case
+
+
+def test_charge_refuse_refund(ws):
+    led = BudgetLedger(ws)
+    s, _ = led.start("c1", "cs-guidance", LIMITS)
+    after, seq = led.charge(s.session_id, "query", "retrieve", "lost card")
+    assert after.queries_left == 1
+    led.refund(s.session_id, seq)  # the call failed: not charged
+    assert led.get(s.session_id).queries_left == 2
+    led.charge(s.session_id, "query", "retrieve", "a")
+    led.charge(s.session_id, "query", "retrieve", "b")
+    with pytest.raises(BudgetExceeded) as ei:
+        led.charge(s.session_id, "query", "retrieve", "c")
+    state = led.get(s.session_id)
+    assert str(ei.value) == refusal("query", state) == (
+        "query budget spent (2 retrieve calls for case 'c1'); this call was refused: work with what you have "
+        "found and call save_output")
+    calls = led.calls(s.session_id)
+    assert [(c["target"], c["charged"], c["ok"]) for c in calls] == [
+        ("lost card", None, False), ("a", "query", True), ("b", "query", True), ("c", None, False)]
+    assert state.queries_left == 0 and state.fetches_left == 3  # budgets are separate
+
+
+def test_private_sessions_are_never_continued_or_attributed(ws, skill):
+    led = BudgetLedger(ws)
+    p1, _ = led.start("c1", "cs-guidance", LIMITS, private=True)
+    p2, _ = led.start("c1", "cs-guidance", LIMITS, private=True)
+    assert p1.session_id != p2.session_id and led.current("c1", "cs-guidance") is None
+    assert led.open_sessions("cs-guidance") == []
+    with pytest.raises(UserError, match="which case is this call for"):
+        SkillTools(ws, skill).use_case(None)
+
+
+def test_implicit_attribution_needs_exactly_one_open_case(ws, skill, cases_path):
+    cf = CaseFile(cases_path)
+
+    def agent(**kw):  # an agent-facing surface, as each `skillrag tool` process is
+        return SkillTools(ws, skill, retriever=FakeRetriever(ws), surface="cli", **kw)
+
+    with pytest.raises(UserError, match="which case is this call for"):
+        agent().retrieve("card")
+    agent(cases=cf).load_case("case_1")
+    lone = agent()  # another process: knows no case
+    assert lone.use_case(None).case_id == "case_1" and lone.retrieve("card").budget.case_id == "case_1"
+    agent(cases=cf).load_case("case_2")
+    with pytest.raises(UserError, match=r"several cases are open \(.*case_1.*\): name the case"):
+        agent().retrieve("card")
+    assert agent().retrieve("card", case_id="case_2").budget.case_id == "case_2"
+    # an accepted save closes a case for implicit attribution
+    BudgetLedger(ws).accepted(agent().budget("case_1").session_id)
+    assert agent().use_case(None).case_id == "case_2"
+
+
+def test_the_python_api_outside_a_case_is_not_charged_to_anyones_case(ws, skill, cases_path):
+    SkillTools(ws, skill, CaseFile(cases_path), surface="cli").load_case("case_1")  # an agent's open case
+    lib = SkillTools(ws, skill, retriever=FakeRetriever(ws))  # the library, no case
+    res = lib.retrieve("lost card")
+    assert res and res.budget is None and lib.get_article("art_fees").budget is None
+    assert SkillTools(ws, skill).budget("case_1").queries_left == 5  # the agent's case was not charged
+    assert lib.retrieve("fee", case_id="case_1").budget.queries_left == 4  # naming a case charges it
+
+
+_SPEND = """
+import sys
+from skillrag.errors import BudgetExceeded
+from skillrag.skill import BudgetLedger
+from skillrag.workspace import Workspace
+led = BudgetLedger(Workspace.open(sys.argv[1]))
+ok = 0
+for _ in range(int(sys.argv[3])):
+    try:
+        led.charge(sys.argv[2], "fetch", "get_article", "x")
+        ok += 1
+    except BudgetExceeded:
+        pass
+print(ok)
+"""
+
+
+def test_parallel_processes_cannot_overrun_a_budget(ws):
+    led = BudgetLedger(ws)
+    s, _ = led.start("c1", "cs-guidance", BudgetLimits(5, 7, 2))
+    other, _ = led.start("c2", "cs-guidance", BudgetLimits(5, 7, 2))
+    runs = [(s.session_id, 5)] * 3 + [(other.session_id, 4)]
+    procs = [subprocess.Popen([sys.executable, "-c", _SPEND, str(ws.root), sid, str(n)], stdout=subprocess.PIPE,
+                              text=True) for sid, n in runs]
+    got = [int(p.communicate(timeout=120)[0]) for p in procs]
+    assert sum(got[:3]) == 7 and got[3] == 4  # 15 attempts on c1 for 7 fetches; c2 untouched by c1's race
+    assert led.get(s.session_id).fetches == 7 and led.get(other.session_id).fetches == 4
+    assert sum(1 for c in led.calls(s.session_id) if not c["ok"]) == 15 - 7

@@ -1,0 +1,140 @@
+"""`skillrag tool ...` as an agent uses it: each command is a separate call (a new SkillTools, as a new
+process would be), so budgets live in the workspace store; case attribution, refusal lines, filters,
+pages, the article header, --check and warnings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from skillrag.cli.main import main
+from skillrag.skill import BudgetLedger
+from skillrag.skill.budget import refusal
+from skillrag.skill.testing import make_output
+from skillrag.skill.views import BODY_RULE
+
+
+def _out(capsys):
+    cap = capsys.readouterr()
+    return cap.out, cap.err
+
+
+@pytest.fixture
+def run(wiki_ws, cases_path, capsys, monkeypatch):
+    monkeypatch.delenv("SKILLRAG_CASE", raising=False)
+
+    def call(*args):
+        code = main(["tool", *args, "-w", str(wiki_ws.root)])
+        out, err = _out(capsys)
+        return code, out, err
+
+    call.cases = ["--cases", str(cases_path)]
+    return call
+
+
+def test_budgets_persist_across_calls_and_refuse_with_one_line(run, wiki_ws):
+    code, out, _ = run("load-case", "case_1", *run.cases)
+    assert code == 0 and json.loads(out)["budget"] == {"queries_left": 5, "fetches_left": 12, "saves_left": 4}
+    for i in range(5):
+        code, out, err = run("retrieve", f"gold card {i}", "--case", "case_1")
+        assert code == 0, err
+        assert json.loads(out)["budget"]["queries_left"] == 4 - i
+    code, out, err = run("retrieve", "gold card again", "--case", "case_1")
+    state = BudgetLedger(wiki_ws).current("case_1", "cs-guidance")
+    assert code == 2 and out == "" and err == f"error: {refusal('query', state)}\n"
+    code, out, err = run("retrieve", "--page", "cards-gold", "--case", "case_1")  # a page read is a query
+    assert code == 2 and "query budget spent" in err
+    # re-reading the case continues its session: nothing is reset
+    code, out, _ = run("load-case", "case_1", *run.cases)
+    assert json.loads(out)["budget"]["queries_left"] == 0
+    code, out, _ = run("load-case", "case_1", "--new-session", *run.cases)
+    assert json.loads(out)["budget"]["queries_left"] == 5
+
+
+def test_calls_without_a_case_go_to_the_one_open_case(run, monkeypatch):
+    code, _, err = run("retrieve", "gold card")
+    assert code == 2 and "which case is this call for? call load_case CASE_ID first" in err
+    run("load-case", "case_1", *run.cases)
+    code, out, _ = run("retrieve", "gold card")
+    assert code == 0 and json.loads(out)["case_id"] == "case_1"
+    run("load-case", "case_2", *run.cases)
+    code, _, err = run("get-article", "art_fees")
+    assert code == 2 and "several cases are open" in err and "--case CASE_ID" in err
+    monkeypatch.setenv("SKILLRAG_CASE", "case_2")
+    code, out, _ = run("get-article", "art_fees", "--json")
+    assert code == 0 and json.loads(out)["budget"]["fetches_left"] == 11
+    code, out, _ = run("get-article", "art_fees", "--json", "--case", "case_1")  # the option wins
+    assert json.loads(out)["budget"]["fetches_left"] == 11
+
+
+def test_retrieve_filters_pages_and_page_read(run):
+    run("load-case", "case_1", *run.cases)
+    code, out, _ = run("retrieve", "card fee replacement", "--case", "case_1", "--id-prefix", "doc_cards_gold_")
+    data = json.loads(out)
+    assert {h["article_id"] for h in data["hits"]} == {"doc_cards_gold_001", "doc_cards_gold_002"}
+    assert data["filters"] == {"id_prefixes": ["doc_cards_gold_"]}
+    assert data["pages"][0]["page_id"] == "cards-gold" and data["hits"][0]["relevance"] == 1.0
+    code, out, _ = run("retrieve", "disputes credit", "--case", "case_1", "--title-prefix", "Internal:")
+    assert [h["article_id"] for h in json.loads(out)["hits"]] == ["doc_cards_(general)_010"]
+    code, out, _ = run("retrieve", "card", "--case", "case_1", "--tag", "nope")
+    assert code == 0 and json.loads(out)["hits"] == []
+    code, out, _ = run("retrieve", "--page", "cards-gold", "--case", "case_1")
+    page = json.loads(out)
+    assert page["page"]["page_id"] == "cards-gold" and page["budget"]["queries_left"] == 1
+    assert {"procedure", "articles", "intent", "kind"} <= set(page["page"])
+    code, _, err = run("retrieve", "x", "--page", "cards-gold", "--case", "case_1")
+    assert code == 2 and "either a QUERY or --page" in err
+
+
+def test_get_article_header_json_and_quoted_ids(run, wiki_ws):
+    run("load-case", "case_1", *run.cases)
+    code, out, _ = run("get-article", "doc_cards_(general)_010", "--case", "case_1")
+    head, body = out.split(BODY_RULE + "\n")
+    assert head.startswith("id: doc_cards_(general)_010\ntitle: Internal: card disputes\n")
+    assert "    2. Provisional credit" in head and body.startswith("# Disputes")
+    code, out, _ = run("get-article", "doc_cards_gold_001", "--section", "2", "--json", "--case", "case_1")
+    data = json.loads(out)
+    assert data["part"] == "section:2" and "$40" in data["body"] and data["sections"][1]["start"] == data["offset"]
+    code, _, err = run("get-article", "doc_cards_gold_001", "--section", "Fees", "--case", "case_1")
+    assert code == 2 and "has 2 sections named 'Fees'" in err
+
+
+def test_save_check_then_save_with_offsets_and_warnings(run, wiki_ws, tmp_path):
+    run("load-case", "case_1", *run.cases)
+    run("get-article", "doc_cards_gold_002", "--case", "case_1")
+    out = make_output("case_1", [("doc_cards_gold_002", ("Replace a Gold Rewards Card with "
+                                                        "`order_replacement_card_2231` after the card is frozen."))],
+                      guidance="1. Freeze the card, then replace it with `order_replacement_card_2231` ($0).")
+    f = tmp_path / "out.json"
+    f.write_text(json.dumps(out))
+    code, o, _ = run("save-output", str(f), "--check")
+    checked = json.loads(o)
+    assert code == 0 and checked["checked_only"] and checked["path"] is None
+    assert [w["kind"] for w in checked["warnings"]] == ["unquoted_identifier"] and checked["budget"]["saves_left"] == 4
+    assert not (wiki_ws.runs_dir / "case_1" / "output.json").exists()
+    code, o, _ = run("save-output", str(f))
+    saved = json.loads(o)
+    assert code == 0 and saved["path"].endswith("case_1/output.json") and saved["budget"]["saves_left"] == 3
+    assert saved["evidence"][0]["end"] > saved["evidence"][0]["start"] and saved["warnings"] == checked["warnings"]
+    out["snippets"][0]["text"] = "Replace it whenever you like."
+    f.write_text(json.dumps(out))
+    for left in (2, 1, 0):
+        code, _, err = run("save-output", str(f))
+        assert code == 1 and "not a verbatim substring" in err  # rejections stay exactly as before
+        assert BudgetLedger(wiki_ws).current("case_1", "cs-guidance").saves_left == left
+    code, _, err = run("save-output", str(f))
+    assert code == 2 and err.startswith("error: save budget spent (4 save_output attempts for case 'case_1')")
+
+
+def test_skill_show_states_the_enforced_budgets(wiki_ws, capsys):
+    assert main(["skill", "show", "cs-guidance", "-w", str(wiki_ws.root)]) == 0
+    out = _out(capsys)[0]
+    assert "**5 queries**" in out and "**12 fetches**" in out and "**4 saves**" in out and "${" not in out
+    wiki_ws.config.harness.max_fetches = 7  # a skill budget left null falls back to the workspace's
+    from skillrag.skill import BudgetLimits, SkillRegistry, render_manual
+
+    skill = SkillRegistry(wiki_ws).get("cs-guidance")
+    cfg = skill.config.model_copy(update={"budgets": skill.config.budgets.model_copy(update={"max_fetches": None})})
+    limits = BudgetLimits.for_skill(wiki_ws, cfg.budgets)
+    assert limits.max_fetches == 7 and "**7 fetches**" in render_manual(skill, limits)
