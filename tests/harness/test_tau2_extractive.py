@@ -14,6 +14,8 @@ import pytest
 
 from skillrag.cli.main import main
 from skillrag.corpus import ArticleStore, ingest
+from skillrag.evaluation.metrics import Reference, ScoredCase, compute_metrics
+from skillrag.harness._focus import STOP_WORDS
 from skillrag.search import build_index
 from skillrag.skill import CaseFile, import_tau2, validate_output, write_cases
 from skillrag.workspace import Workspace
@@ -21,7 +23,7 @@ from skillrag.workspace import Workspace
 
 @pytest.mark.shared
 @pytest.mark.slow
-def test_extractive_accepts_every_tau2_dev_case_under_2s(tau2_dir, tmp_path, capsys):
+def test_extractive_briefs_every_tau2_dev_case_under_2s(tau2_dir, tmp_path, capsys):
     ws = Workspace.init(tmp_path / "tau2")
     ingest(ws, [tau2_dir / "documents"])
     build_index(ws)
@@ -35,22 +37,35 @@ def test_extractive_accepts_every_tau2_dev_case_under_2s(tau2_dir, tmp_path, cap
     assert rc == 0 and report["counts"] == {"accepted": 46}, report["counts"]
 
     bodies = {a.id: a.body for a in ArticleStore(ws).list()}
-    non_model_ms, recall = [], []
+    non_model_ms, recall, tools = [], [], []
     for cid in cases.ids():
         record = json.loads((ws.runs_dir / cid / "record.json").read_text())
         output = json.loads((ws.runs_dir / cid / "output.json").read_text())
         assert record["status"] == "accepted" and record["model_calls"] == 0
-        assert 3 <= len(record["queries"]) <= 5
+        assert 2 <= len(record["queries"]) <= 5 and len(record["fetches"]) <= 12
         # an independent re-check of the saved output against the article bodies
         assert validate_output({k: v for k, v in output.items() if k != "audit"}, bodies) == []
+        # a briefing, not role-play: no "Guidance for:" opener, no stop word listed as a matched term
+        assert output["guidance"].startswith("Case briefing (retrieval only, no model).")
+        for sn in output["snippets"]:
+            if "matches case terms: " in sn["why"]:
+                terms = sn["why"].split("matches case terms: ", 1)[1].split(";")[0].rstrip(".").split(", ")
+                assert not {t.lower() for t in terms} & STOP_WORDS, sn["why"]
         non_model_ms.append(record["wall_ms"] - record["model_ms"])
-        required = set(cases.ground_truth(cid).required_documents)
-        cited = {s["source_article"] for s in output["snippets"]}
-        recall.append(len(required & cited) / len(required))
+        scored = ScoredCase(cid, record["status"], output, Reference.from_ground_truth(cases.ground_truth(cid)),
+                            record)
+        m = compute_metrics(scored, ["docs_consulted_recall", "tools_grounded_recall"])
+        recall.append(m["docs_consulted_recall"])
+        if m["tools_grounded_recall"] is not None:
+            tools.append(m["tools_grounded_recall"])
     assert max(non_model_ms) < 2000, f"slowest case took {max(non_model_ms):.0f} ms"
+    # regression floors just under what this test measured when it was written (direct backend, no navigation
+    # layer, 2026-12-01: 0.395 and 0.214); issue #18's targets (0.45 and 0.40) are not reached yet
+    assert statistics.mean(recall) >= 0.38 and statistics.mean(tools) >= 0.20, (statistics.mean(recall),
+                                                                                   statistics.mean(tools))
     with capsys.disabled():
         print(
-            f"\ntau2 dev, extractive harness: 46/46 accepted; non-model time per case: median "
+            f"\ntau2 dev, extractive briefing: 46/46 accepted; non-model time per case: median "
             f"{statistics.median(non_model_ms):.0f} ms, max {max(non_model_ms):.0f} ms; "
-            f"required-document recall of cited articles: mean {statistics.mean(recall):.3f}"
+            f"docs_consulted_recall {statistics.mean(recall):.3f}, tools_grounded_recall {statistics.mean(tools):.3f}"
         )

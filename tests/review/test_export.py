@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 import pytest
@@ -85,7 +86,10 @@ def test_approved_runs_become_reference_cases_eval_reads(ws, tmp_path):
     gt1 = cf.ground_truth("hp-001")
     assert gt1.reference_guidance == edited  # the approved version, not the agent's
     # tools the approved guidance names come first, in its order; the other tools of the snippets follow
-    assert gt1.expected_tools == ["verify_identity", "escalate_to_tier2", "lookup_order"]
+    named = ["verify_identity", "escalate_to_tier2"]  # in the edited guidance's order
+    snippet_tools = [t for t in dict.fromkeys(re.findall(r"`([a-z_]+)`", " ".join(
+        s["text"] for s in read_output(ws, "hp-001")["snippets"]))) if t in tools]
+    assert gt1.expected_tools == named + [t for t in snippet_tools if t not in named]
 
 
 def test_an_approval_later_edited_or_no_longer_verbatim_is_not_exported(ws, tmp_path):
@@ -93,7 +97,10 @@ def test_an_approval_later_edited_or_no_longer_verbatim_is_not_exported(ws, tmp_
     for cid in ("hp-001", "hp-002", "hp-003"):
         store.approve(cid, sha_of(ws, cid), "Dana", version=0)
     store.edit("hp-003", sha_of(ws, "hp-003"), "Lee", "1. A new plan.", base_version=0)  # waits for a decision
-    art = read_output(ws, "hp-002")["snippets"][0]["source_article"]
+    # an article hp-002 cites and hp-001 does not
+    cited_1 = {sn["source_article"] for sn in read_output(ws, "hp-001")["snippets"]}
+    art = next(sn["source_article"] for sn in read_output(ws, "hp-002")["snippets"]
+               if sn["source_article"] not in cited_1)
     conn = sqlite3.connect(ws.store_path)
     with conn:
         conn.execute("UPDATE articles SET body = ?, content_hash = ? WHERE id = ?",

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from skillrag.cli._common import console
 from skillrag.demo import DEFAULT_CASE, run_demo
@@ -25,7 +25,7 @@ def demo_cmd(
     rep = run_demo(directory, case_id=case,
                    on_step=lambda name, detail, s: console.print(f"[bold]{name:<11}[/] {detail}  [dim]({s:.2f} s)[/]"))
     out = rep.output or {}
-    console.print(Panel(Markdown(out.get("guidance", "")), title=f"guidance for {case}"))
+    console.print(Panel(Text(out.get("guidance", "")), title=f"case briefing for {case} (retrieval only, no model)"))
     table = Table("#", "article", "verbatim snippet", "why", show_lines=True)
     for i, sn in enumerate(out.get("snippets", []), 1):
         table.add_row(str(i), f"{sn['source_title']}\n[dim]{sn['source_article']}[/]", sn["text"], sn.get("why", ""))

@@ -1,216 +1,236 @@
-"""The extractive harness: deterministic, no model. The baseline every model must beat.
+"""The extractive harness: a deterministic case briefing, retrieval only, no model.
 
-For one case it (1) derives 3–5 queries from the case (the contact reason, the reason path, the
-named entities and tool names, the most informative note/message sentences), (2) runs them through
-``retrieve`` and fuses the rankings by reciprocal rank fusion (k = 60, Cormack et al., 2009),
-(3) reads the best articles with ``get_article``, (4) cuts their bodies into candidate passages
-(list items, numbered steps, sentences; each an exact slice of the body), (5) scores every
-passage by BM25 (``bm25s``) against the case text plus small bonuses for numbered steps, rules and
-tool names, and (6) orders the chosen passages by article rank and position into numbered
-guidance, one step per passage, each backed by that passage as a verbatim snippet. The output is
-saved through the same ``save_output`` the LLM harness uses, so the same contract applies.
+It is what ``make demo`` runs and what every user without a model gets, and the baseline every model
+must beat. For one case it:
+
+1. reads the case for what the customer wants, the names and tools it mentions and the facts to check
+   (``skillrag.harness._focus``), leaving out sentences about the conversation itself;
+2. searches with at most five ``retrieve`` calls: the want, the case's details, the names it mentions,
+   then up to two follow-up queries built from the prerequisites of the best procedure read so far
+   ("The account must not have any pending disputes" leads to the dispute-history procedure);
+3. confirms which names are products of the help center (a navigation-layer entity page has that title,
+   or a retrieved article's title starts with it) and reads each one's overview article; when the
+   navigation layer has aspect pages and the case compares products, it takes in the sibling articles the
+   matching aspect page lists;
+4. reads the best articles with ``get_article`` (the skill's fetch budget, up to ``max_fetch``), following
+   article ids that a procedure names;
+5. cuts them into passages (whole list items, whole sentences, small tables: ``_passages``), drops what
+   must not be quoted (text addressed to an AI agent, parameter lines, marketing lines, questions,
+   glossary entries that repeat a quoted term) and scores the rest by BM25 (``bm25s``) against the case
+   focus, with weight for numbered steps, tool names and rules;
+6. groups the chosen passages by procedure (article), procedures in relevance order and passages in the
+   article's order, each with a ``why`` that names the case terms it matched (content words only) and
+   the rule it states; says what the briefing does not decide and which case facts to check; and saves
+   through the same ``save_output`` the LLM harness uses, so the same evidence contract applies.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import bm25s
 import numpy as np
 
-from skillrag.errors import ArticleNotFound, EmptyInputError
+from skillrag.errors import ArticleNotFound, EmptyInputError, SkillragError
+from skillrag.harness._focus import STOP_WORDS, CaseFocus, case_focus, content_terms
+from skillrag.harness._passages import Passage, RuleInfo, rule_of, split_passages, tool_names, uses_tool
 from skillrag.harness._session import Session
 from skillrag.search.tokenize import Analyzer
-from skillrag.skill import Case, SavedOutput, Skill
+from skillrag.skill import Case, SavedOutput, Skill, hit_to_dict
 
-__all__ = ["ExtractiveHarness", "Passage", "case_queries", "split_passages"]
+__all__ = ["ExtractiveHarness", "Passage", "RuleInfo", "case_focus", "plan_queries", "rule_of",
+           "split_passages", "tool_names"]
 
 RRF_K = 60
-#: Passages longer than this (characters) are cut into sentences.
-LINE_LIMIT = 320
-#: The whole-case query is clipped to this many characters (the retriever handles long queries).
-WHOLE_CASE_CHARS = 1500
-_LIST_MARK = re.compile(r"^(\s*)(?:(\d{1,3})[.)]|[-*+\u2022])\s+")
-_HEADING = re.compile(r"^\s*#{1,6}\s+(.*\S)\s*$")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
-_SENT_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(`*])")
-_TOOL = re.compile(r"`([^`\s][^`]{1,60})`|\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b")
-_RULE = re.compile(
-    r"\b(must|never|only|required|requires|cannot|can't|do not|don't|not eligible|eligible|unless|"
-    r"before|always|prohibited|mandatory|at least|at most|no more than|within)\b",
+#: Procedures scoring under this share of the best procedure's score are left out of the briefing.
+PROCEDURE_FLOOR = 0.35
+#: Passages under this relevance (0–1, BM25 against the case focus) share only common words with the case.
+PASSAGE_FLOOR = 0.2
+#: Words that mark a request to choose between products.
+_CHOOSE = re.compile(
+    r"\b(?:best|highest|lowest|most|least|cheapest|compare|comparison|which (?:one|card|account|plan|product)|"
+    r"recommend\w*|looking for an?|options?|choose|pick|suits?|fits?)\b",
     re.IGNORECASE,
 )
-_ENTITY = re.compile(r"\b(?:[A-Z][\w+\-']*[+]?)(?:\s+(?:of\s+|the\s+)?[A-Z][\w+\-']*[+]?)+")
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+#: Title words of an overview article ("X at a glance", "X: Complete Guide", "Getting started with X").
+_OVERVIEW = re.compile(
+    r"\b(?:at a glance|overview|summary|complete guide|getting started|introduction|intro|basics|key facts|"
+    r"all about|table of contents)\b",
+    re.IGNORECASE,
+)
+#: … and words of a title that is often the next best thing ("X: specifications and requirements").
+_OVERVIEW_WEAK = re.compile(r"\b(?:guide|about|specifications|requirements|features|apply|eligibility|welcome)\b",
+                            re.IGNORECASE)
+#: A line that states a prerequisite or a lookup another procedure must do first.
+_PREREQUISITE = re.compile(r"\b(?:must|verify|verified|check|confirm|ensure|before|required|requires|only if|"
+                           r"not have|no pending|pending|first|retrieve|look up|identity)\b", re.IGNORECASE)
+_REQUIREMENT_HEADING = re.compile(r"\b(?:requirements?|prerequisites?|before|eligib\w*|verif\w*|checks?)\b",
+                                  re.IGNORECASE)
+#: A step that opens a procedure with a check the reader must do first.
+_OPENING_STEP = re.compile(r"(?:step \d+:\s*)?(?:verify|check|confirm|ensure|validate|authenticate|retrieve|look up)\b",
+                           re.IGNORECASE)
+#: An identifier a tool takes as input ("card_id", "order_number").
+_INPUT_ID = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?:id|number|code)\b")
+#: Titles of staff procedures (internal articles, protocols, processing steps): what a specialist acts on.
+_STAFF = re.compile(r"\b(?:internal|procedures?|protocol|processing|process|guidelines?|playbook|runbook|sop)\b",
+                    re.IGNORECASE)
+#: Title prefixes that label an article's kind rather than name a family ("FAQ: …", "Update: …").
+_LABELS = frozenset({"faq", "faqs", "troubleshooting", "update", "note", "notice", "guide", "how to", "tip", "tips",
+                     "news", "announcement", "reminder", "important", "new", "help", "q a", "overview"})
+#: A capitalised phrase in a title (a product name: "Lime Green Account").
+_TITLE_NAME = re.compile(r"(?:\b[A-Z][\w'+-]*[+]?\s+){1,4}[A-Z][\w'+-]*")
+_ARTICLE_REF = re.compile(r"`([A-Za-z0-9][\w.#/-]{2,120})`|\(([a-z0-9][a-z0-9_.-]*-[a-z0-9_.-]+)\)")
+_TITLE_SPLIT = re.compile(r"\s*(?::|\u2014|\u2013| - | \| )\s*")
 _MARKUP = re.compile(r"\*\*|__")
-_WORD = re.compile(r"(?u)\b\w\w+\b")
-_CLOSING = (
-    "Check each step against the quoted passages; if they do not cover the customer's request, "
-    "escalate rather than improvise."
+_DISCLAIMER = (
+    "Case briefing (retrieval only, no model). Every numbered line below is quoted word for word from the "
+    "help center and checked by the evidence contract; procedures are listed most relevant first, passages "
+    "in each article's own order. It is a starting point for a specialist, not a decision."
 )
 
 
-@dataclass(frozen=True)
-class Passage:
-    """A candidate snippet: ``body[start:end]`` of article ``article_id`` (exact slice), the nearest
-    heading above it, its order in the article, and its kind flags."""
-
-    article_id: str
-    start: int
-    end: int
-    text: str
-    heading: str
-    position: int
-    is_step: bool
-    tools: tuple[str, ...]
-    is_rule: bool
-
-
-def split_passages(
-    article_id: str, body: str, *, min_chars: int = 15, max_chars: int = 2000
-) -> list[Passage]:
-    """Candidate passages of ``body``: each list item / numbered step / short line whole, longer
-    lines cut into sentences. Every ``Passage.text == body[start:end]``. Headings and table rules
-    are skipped; passages shorter than ``min_chars`` or longer than ``max_chars`` are dropped."""
-    out: list[Passage] = []
-    heading = ""
-    offset = 0
-    for line in body.splitlines(keepends=True):
-        line_start = offset
-        offset += len(line)
-        content = line.rstrip("\r\n")
-        if not content.strip() or _TABLE_RULE.match(content):
-            continue
-        h = _HEADING.match(content)
-        if h:
-            heading = _MARKUP.sub("", h.group(1)).strip()
-            continue
-        mark = _LIST_MARK.match(content)
-        is_step = bool(mark and mark.group(2))
-        lead = mark.end() if mark else len(content) - len(content.lstrip())
-        text_start = line_start + lead
-        text = content[lead:].rstrip()
-        if not text:
-            continue
-        pieces: list[tuple[int, int]]
-        if len(text) <= LINE_LIMIT:
-            pieces = [(text_start, text_start + len(text))]
-        else:
-            pieces = []
-            pos = 0
-            for m in _SENT_END.finditer(text):
-                pieces.append((text_start + pos, text_start + m.start()))
-                pos = m.end()
-            pieces.append((text_start + pos, text_start + len(text)))
-        for s, e in pieces:
-            chunk = body[s:e]
-            stripped = chunk.strip()
-            if not stripped:
-                continue
-            s += len(chunk) - len(chunk.lstrip())
-            e = s + len(stripped)
-            if not (min_chars <= len(stripped) <= max_chars):
-                continue
-            tools = tuple(dict.fromkeys(a or b for a, b in _TOOL.findall(stripped)))
-            out.append(
-                Passage(
-                    article_id=article_id,
-                    start=s,
-                    end=e,
-                    text=body[s:e],
-                    heading=heading,
-                    position=len(out),
-                    is_step=is_step,
-                    tools=tools,
-                    is_rule=bool(_RULE.search(stripped)),
-                )
-            )
-    return out
-
-
-def _case_text(case: Case) -> str:
-    parts = [case.contact_reason, " ".join(case.contact_reason_path), *case.case_notes]
-    parts += [m.content for m in case.case_messages if m.role.lower() not in ("agent", "assistant", "system")]
-    return "\n".join(p for p in parts if p)
-
-
-def _clip(text: str, limit: int = 300) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit].rsplit(" ", 1)[0]
-
-
-def case_queries(case: Case, analyzer: Analyzer, *, max_queries: int = 5) -> list[str]:
-    """3–5 search queries for ``case`` (fewer when the case is thin, never more than ``max_queries``):
-    the whole case text (clipped to ``WHOLE_CASE_CHARS``), the contact reason, the reason path, the
-    named entities and tool names, then the note / customer-message sentences that add the most terms
-    not yet covered; near-duplicates (term-set Jaccard > 0.8) are dropped."""
-    cands: list[str] = []
-    whole = _clip(_case_text(case), WHOLE_CASE_CHARS)
-    if whole:
-        cands.append(whole)
-    reason = _clip(case.contact_reason)
-    if reason:
-        cands.append(reason)
-    if case.contact_reason_path:
-        cands.append(_clip(" ".join(case.contact_reason_path), 200))
-    text = _case_text(case)
-    entities: list[str] = []
-    for m in _ENTITY.finditer(text):
-        words = [w for w in m.group(0).split() if not (len(w) > 1 and w.isupper())]  # drop SHOUTED words
-        phrase = " ".join(words)
-        if len(words) > 1 and len(phrase) > 3 and phrase.lower() not in (e.lower() for e in entities):
-            entities.append(phrase)
-    entities += [a or b for a, b in _TOOL.findall(text)]
-    if entities:
-        cands.append(_clip(" ".join(dict.fromkeys(entities)), 200))
-    covered = {t for q in cands[1 if whole else 0 :] for t in analyzer.terms(q)}  # the whole case covers all
-    sentences: list[str] = []
-    sources = list(case.case_notes) + [
-        m.content for m in case.case_messages if m.role.lower() not in ("agent", "assistant", "system")
-    ]
-    for src in sources:
-        sentences += [s.strip() for s in _SENTENCE.findall(src) if len(s.strip()) >= 20]
-    while len(cands) < 5 and sentences:
-        best, gain = None, 0
-        for s in sentences:
-            new = len(set(analyzer.terms(s)) - covered)
-            if new > gain:
-                best, gain = s, new
-        if best is None or gain < 2:
-            break
-        cands.append(_clip(best, 240))
-        covered |= set(analyzer.terms(best))
-        sentences.remove(best)
-    out: list[str] = []
-    seen: list[set[str]] = []
-    for q in cands:
-        terms = set(analyzer.terms(q))
-        if not terms:
-            continue
-        if any(len(terms & s) / len(terms | s) > 0.8 for s in seen):
-            continue
-        seen.append(terms)
-        out.append(q)
+def plan_queries(focus: CaseFocus, max_queries: int = 3) -> list[tuple[str, str]]:
+    """The first-round queries for a case, as ``(role, text)``: ``want`` (what the customer wants),
+    ``detail`` (the case's other informative sentences, with any tool names) and ``names`` (the
+    capitalised names it mentions), each only when it has content and differs from the ones before;
+    at most ``max_queries``."""
+    out: list[tuple[str, str]] = []
+    if focus.want.strip():
+        out.append(("want", focus.want))
+    detail = " ".join(p for p in (focus.detail, " ".join(focus.tools)) if p).strip()
+    if detail and detail != focus.want:
+        out.append(("detail", detail))
+    names = focus.product_names()
+    if names:  # asked only for the names the first results confirm as products (see ``run``)
+        out.append(("names", " ".join(names[:8])))
+    if not out and focus.tools:
+        out.append(("detail", " ".join(focus.tools)))
     return out[:max_queries]
 
 
+@dataclass
+class _Read:
+    """One article read through ``get_article``."""
+
+    id: str
+    title: str
+    body: str
+    why_read: str  # "search", "entity", "aspect", "reference", "follow-up"
+    entity: str | None = None
+    passages: list[Passage] = field(default_factory=list)
+    follows: str | None = None  # the prerequisite line of another procedure that led here
+    follow_terms: set[str] = field(default_factory=set)
+    parent: str | None = None  # the id of that procedure
+
+
+@dataclass
+class _Group:
+    """One procedure of the briefing: an article read and the passages chosen from it."""
+
+    read: _Read
+    score: float
+    chosen: list[int] = field(default_factory=list)  # passage indexes into read.passages
+
+
+def _norm_title(text: str) -> str:
+    return " ".join(re.sub(r"[^\w+]+", " ", text.lower()).split())
+
+
+def _starts_with(title: str, name: str) -> bool:
+    t, n = _norm_title(title), _norm_title(name)
+    t = t.removeprefix("the ")
+    return bool(n) and (t == n or t.startswith(n + " "))
+
+
+def _same_product(title: str, name: str) -> bool:
+    """True when ``title`` names product ``name``: the name's words appear in order, starting at the
+    same first word, with at most two extra words before its last word ("Diamond Elite Savings Account"
+    for "Diamond Elite Account"; not "Lime Green Account" for "Green Account")."""
+    nw = _norm_title(name).split()
+    tw = _norm_title(title).split()
+    if not nw:
+        return False
+    for start in (i for i, w in enumerate(tw) if w == nw[0]):
+        j, extra = 1, 0
+        k = start + 1
+        while j < len(nw) and k < len(tw):
+            if tw[k] == nw[j]:
+                j += 1
+            elif j == len(nw) - 1 and extra < 2:
+                extra += 1
+            else:
+                break
+            k += 1
+        if j == len(nw):
+            prev = tw[start - 1] if start > 0 else ""
+            # "Light Green Account" is not "Green Account": a capitalised word just before the name extends it
+            before = _word_before(title, nw[0])
+            if prev and before and before[:1].isupper() and prev not in STOP_WORDS:
+                continue
+            return True
+    return False
+
+
+def _word_before(title: str, first: str) -> str:
+    words = re.findall(r"[\w+'-]+", title)
+    for i, w in enumerate(words):
+        if w.lower() == first and i > 0:
+            return words[i - 1]
+    return ""
+
+
+def _id_family(aid: str) -> str:
+    """An article id without its trailing number ("doc_gold_card_003" → "doc_gold_card")."""
+    return re.sub(r"[_\-.]?\d+$", "", aid.split("#", 1)[0])
+
+
+def _family(title: str) -> str | None:
+    """The family a title names before its aspect ("Gold Rewards Card: Fees" → "gold rewards card"), or None."""
+    parts = _TITLE_SPLIT.split(title, maxsplit=1)
+    if len(parts) != 2 or not 0 < len(parts[0].split()) <= 6:
+        return None
+    head = _norm_title(parts[0])
+    return None if _STAFF.search(head) or head in _LABELS else head
+
+
+def _glossary_term(text: str) -> str:
+    """The term a glossary entry defines ("`freeze_card`: Freezes a card" → "freeze_card")."""
+    head = re.split(r"\s*(?::|\u2014|\u2013| - )\s*", _MARKUP.sub("", text).strip(" -*"), maxsplit=1)[0]
+    return head.strip("` ").lower()
+
+
 def _display(text: str) -> str:
-    """A passage as a guidance line: bold markers dropped, a table row's cells joined with dashes."""
-    flat = " ".join(_MARKUP.sub("", text).split())
-    if flat.startswith("|"):
-        flat = " \u2014 ".join(c.strip() for c in flat.strip("|").split("|") if c.strip())
-    return flat.rstrip(":")
+    """A passage as one guidance line: bold markers dropped, whitespace collapsed, a table's cells
+    joined with dashes and its rows with semicolons."""
+    if text.lstrip().startswith("|"):
+        rows = []
+        for line in text.splitlines():
+            if re.match(r"^\s*\|?\s*:?-{3,}", line):
+                continue
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            rows.append(" \u2014 ".join(c for c in cells if c))
+        return _MARKUP.sub("", "; ".join(r for r in rows if r))
+    out = ""
+    for ln in (x for x in text.splitlines() if x.strip()):
+        item = re.match(r"^\s*(?:\d{1,3}[.)]|[-*+\u2022])\s+", ln)
+        ln = ln[item.end():].strip() if item else ln.strip()
+        # a lead-in and its list read "…: a; b; c"; a wrapped line just continues
+        out += ln if not out else (("; " if item and not re.search(r"[:.!?]$", out) else " ") + ln)
+    return " ".join(_MARKUP.sub("", out).split())
 
 
 class ExtractiveHarness:
-    """Deterministic retrieve → read → select → save; no model. See the module docstring.
+    """Deterministic case briefing: retrieve → read → select → group → save; no model. See the module
+    docstring.
 
-    ``max_fetch`` caps the articles read (and the fetch budget caps it further); ``target_snippets``
-    is how many snippets it aims for (capped by the skill's ``max_snippets``); ``per_article`` caps
-    snippets from one article; ``cover_articles`` first takes the best passage of every article read
-    that shares terms with the case, then fills up by score.
+    ``max_fetch`` caps the articles read (the skill's fetch budget caps it further); ``k`` is the hits
+    asked of each ``retrieve`` call; ``max_snippets`` caps the snippets (the skill's ``max_snippets``
+    caps it further); ``max_procedures`` caps the procedures (articles) quoted and ``per_procedure`` the
+    snippets from one of them (the first procedure may take two more); ``max_entities`` caps the named
+    products whose overview is read; ``follow_ups`` is how many follow-up queries it may spend.
     """
 
     name = "extractive"
@@ -218,185 +238,634 @@ class ExtractiveHarness:
     def __init__(
         self,
         *,
-        max_fetch: int = 8,
-        target_snippets: int = 12,
-        per_article: int = 5,
-        cover_articles: bool = True,
-        stopwords: str | None = "en",
+        max_fetch: int = 12,
+        k: int = 20,
+        max_snippets: int = 15,
+        max_procedures: int = 8,
+        per_procedure: int = 4,
+        max_entities: int = 4,
+        follow_ups: int = 2,
         stemmer: str | None = "english",
     ) -> None:
         self.max_fetch = max_fetch
-        self.target_snippets = target_snippets
-        self.per_article = per_article
-        self.cover_articles = cover_articles
-        self.analyzer = Analyzer(stopwords, stemmer)
+        self.k = k
+        self.max_snippets = max_snippets
+        self.max_procedures = max_procedures
+        self.per_procedure = per_procedure
+        self.max_entities = max_entities
+        self.follow_ups = follow_ups
+        self.analyzer = Analyzer(None, stemmer)
 
+    # ------------------------------------------------------------------------------------------
     def run(self, session: Session, case: Case, skill: Skill, out_path=None) -> SavedOutput:
-        """Run one case through ``session``; returns the accepted output. Raises ``EmptyInputError``
-        when retrieval finds nothing to quote, ``ContractViolation`` if the save is rejected,
-        ``BudgetExceeded`` when a budget runs out."""
+        """Brief one case through ``session``; returns the accepted output. Raises ``EmptyInputError``
+        when the case gives nothing to search for or retrieval finds nothing to quote,
+        ``ContractViolation`` if the save is rejected, ``BudgetExceeded`` when a budget runs out."""
         case = session.load_case(case.case_id)
+        focus = case_focus(case, self.analyzer)
+        first = plan_queries(focus, max_queries=min(3, session.queries_left))
+        if not first:
+            raise EmptyInputError(f"case {case.case_id!r}: nothing to search for (empty contact reason and notes)")
         cfg = skill.config
-        queries = case_queries(case, self.analyzer, max_queries=min(5, session.budgets.max_queries))
-        if not queries:
-            raise EmptyInputError(
-                f"case {case.case_id!r}: nothing to search for (empty contact reason and notes)"
-            )
-        fused: dict[str, float] = defaultdict(float)
-        titles: dict[str, str] = {}
-        for q in queries:
-            for rank, hit in enumerate(session.retrieve(q), 1):
-                fused[hit["article_id"]] += 1.0 / (RRF_K + rank)
-                titles.setdefault(hit["article_id"], hit.get("title") or hit["article_id"])
-        ranked = sorted(fused, key=lambda a: (-fused[a], a))
-        n_fetch = min(self.max_fetch, session.budgets.max_fetches, len(ranked))
-        articles: list[tuple[str, str, str]] = []  # (id, title, body)
-        for aid in ranked[:n_fetch]:
-            try:
-                view = session.get_article(aid)
-            except ArticleNotFound:
-                continue
-            articles.append((view.id, view.title, view.text))
-        passages: list[Passage] = []
-        for aid, _title, body in articles:
-            passages += split_passages(
-                aid, body, min_chars=cfg.min_snippet_chars, max_chars=min(cfg.max_snippet_chars, 1200)
-            )
-        if not passages:
-            raise EmptyInputError(f"case {case.case_id!r}: the retrieved articles hold no quotable passage")
-        chosen, qset = self._select(case, passages, [a for a, _, _ in articles], fused, cfg.max_snippets)
-        title_of = {aid: title for aid, title, _ in articles}
-        output = self._compose(case, chosen, title_of, [a for a, _, _ in articles], qset)
+        state = _State(session, self, focus)
+        for role, query in first:
+            if role != "names":
+                state.search(role, query, k=self.k)
+        state.confirm_entities()
+        names = state.entities or [n for n in focus.product_names() if " " in n]
+        if names and session.queries_left > 0:  # the names, with what the case asks about them
+            state.search("names", " ".join(names[:8] + state.aspect_terms()), k=max(self.k, 30))
+            state.confirm_entities()
+        state.read_plan()
+        state.follow_up()
+        state.fill()
+        if not state.reads:
+            raise EmptyInputError(f"case {case.case_id!r}: retrieval found no article to read")
+        for r in state.reads:
+            r.passages = split_passages(r.id, r.body, min_chars=cfg.min_snippet_chars,
+                                        max_chars=min(cfg.max_snippet_chars, 1200))
+        groups = self._select(state, min(self.max_snippets, cfg.max_snippets))
+        if not any(g.chosen for g in groups):
+            raise EmptyInputError(f"case {case.case_id!r}: the articles read hold no passage that matches the case")
+        output = self._compose(case, state, groups)
         return session.save(output, out_path)
 
-    def _select(
-        self,
-        case: Case,
-        passages: list[Passage],
-        order: list[str],
-        fused: dict[str, float],
-        max_snippets: int,
-    ) -> tuple[list[Passage], set[str]]:
-        corpus = [self.analyzer.terms(p.heading + " " + p.text) for p in passages]
-        query = self.analyzer.terms(_case_text(case))
-        scores = np.zeros(len(passages))
-        if query and any(corpus):
-            bm25 = bm25s.BM25()
-            bm25.index([c or ["\u2205"] for c in corpus], show_progress=False)
-            scores = np.asarray(bm25.get_scores(query), dtype=float)
-        top = float(scores.max()) if len(scores) and scores.max() > 0 else 1.0
-        rel = scores / top
-        best_fused = max(fused.values()) if fused else 1.0
-        rank_of = {a: i for i, a in enumerate(order)}
-        qset = set(query)
-        art_rel: dict[str, float] = defaultdict(float)
-        for i, p in enumerate(passages):
-            art_rel[p.article_id] = max(art_rel[p.article_id], float(rel[i]))
+    # ------------------------------------------------------------------------------------------
+    def _select(self, state: _State, limit: int) -> list[_Group]:
+        """Score every passage of every article read, pick procedures and their passages.
 
-        def article_weight(aid: str) -> float:
-            return 0.5 * art_rel[aid] + 0.5 * fused.get(aid, 0.0) / best_fused
+        A passage's relevance is its BM25 score against the case focus (the want counted twice, the
+        details, the confirmed product names), scaled to 0–1 over all passages read; for an article read
+        as a follow-up it is at least 0.8 × its score against the prerequisite line that led there. Noise
+        (``Passage.noise``) never counts. A procedure's score mixes its best and three best passages, its
+        retrieval rank and whether it names a confirmed product or carries steps or tools; procedures
+        under ``PROCEDURE_FLOOR`` × the best one's score are left out (at most ``max_procedures`` are kept,
+        plus any prerequisite read for a kept one that tells the reader which tool to use, so that a
+        lookup a kept procedure needs is not cut). Every procedure kept first gets its
+        most valuable passage; the snippet budget then goes by value (relevance plus weight for a tool the
+        line tells the reader to use, steps, rules, and rules about a tier or product the case names), at
+        most ``per_procedure`` per procedure (two more for the first).
+        """
+        flat: list[tuple[_Read, int]] = [(r, i) for r in state.reads for i in range(len(r.passages))]
+        if not flat:
+            return []
+        focus = state.focus
+        docs = [content_terms(r.passages[i].heading + " " + r.passages[i].text, self.analyzer) for r, i in flat]
+        query = content_terms(focus.want, self.analyzer, exclude=focus.name_words) * 2
+        query += content_terms(focus.detail, self.analyzer, exclude=focus.name_words)
+        # names count once: a tier or product the case names ("Plus", "Gold Rewards Card") decides rules
+        query += sorted({t for w in focus.name_words for t in content_terms(w, self.analyzer)})
+        query += [t for e in state.entities for t in content_terms(e, self.analyzer)]
+        index = None
+        if any(docs):
+            index = bm25s.BM25()
+            index.index([d or ["\u2205"] for d in docs], show_progress=False)
 
-        def structure(p: Passage) -> float:
-            return 0.3 * p.is_step + 0.2 * bool(p.tools) + 0.1 * p.is_rule
+        def scores_for(q: list[str]) -> np.ndarray:
+            if index is None or not q:
+                return np.zeros(len(flat))
+            sc = np.asarray(index.get_scores(q), dtype=float)
+            return sc / sc.max() if sc.max() > 0 else sc
 
-        def eligible(i: int) -> bool:
-            # shares terms with the case, or is a step / rule / tool line of an article that clearly does
-            p = passages[i]
-            return rel[i] > 0 or (structure(p) > 0 and art_rel[p.article_id] >= 0.5)
+        case_rel = scores_for(query)
+        rel: dict[tuple[str, int], float] = {}
+        follow_rel: dict[str, np.ndarray] = {}
+        for n, (r, i) in enumerate(flat):
+            v = float(case_rel[n])
+            if r.follows:
+                if r.id not in follow_rel:
+                    follow_rel[r.id] = scores_for(sorted(r.follow_terms))
+                v = max(v, 0.8 * float(follow_rel[r.id][n]))
+            rel[(r.id, i)] = v
+        state.passage_terms = {(r.id, i): set(docs[n]) for n, (r, i) in enumerate(flat)}
 
-        def score(i: int) -> float:
-            p = passages[i]
-            w = article_weight(p.article_id)
-            return float(rel[i]) + w * structure(p) + 0.2 * w
+        best_fused = max(state.fused.values()) if state.fused else 1.0
+        groups: list[_Group] = []
+        for r in state.reads:
+            idx = [i for i in range(len(r.passages)) if r.passages[i].noise is None]
+            if not idx:
+                continue
+            matched = sorted((rel[(r.id, i)] for i in idx), reverse=True)
+            mean3 = sum(matched[:3]) / min(3, len(matched))
+            procedure = any(r.passages[i].is_step or r.passages[i].tools for i in idx)
+            tt = set(content_terms(r.title, self.analyzer))
+            title_cover = len(tt & focus.terms) / len(tt) if tt else 0.0
+            score = (0.35 * matched[0] + 0.2 * mean3 + 0.25 * state.fused.get(r.id, 0.0) / best_fused
+                     + 0.25 * title_cover + (0.15 if r.entity else 0.0) + (0.1 if procedure else 0.0))
+            groups.append(_Group(r, score))
+        by_id = {g.read.id: g for g in groups}
+        for g in groups:  # a prerequisite ranks with the procedure that needs it
+            parent = by_id.get(g.read.parent or "")
+            if parent is not None:
+                g.score = max(g.score, 0.8 * parent.score)
+        groups.sort(key=lambda g: -g.score)
+        if not groups:
+            return []
+        floor = PROCEDURE_FLOOR * groups[0].score
+        kept = [g for g in groups if g.score >= floor][: self.max_procedures]
+        # a prerequisite read for a kept procedure stays when it tells the reader which tool to use
+        kept_ids = {g.read.id for g in kept}
+        kept += [g for g in groups if g not in kept and g.read.parent in kept_ids
+                 and any(p.uses_tool and p.noise is None for p in g.read.passages)]
+        groups = kept
 
-        cands = [i for i in range(len(passages)) if eligible(i)]
-        ranked = sorted(cands, key=lambda i: (-score(i), rank_of[passages[i].article_id], i))
-        if not ranked:  # nothing shares a term with the case: fall back to the top article's first passages
-            ranked = [i for i, p in enumerate(passages) if p.article_id == order[0]] or list(
-                range(len(passages))
-            )
-        floor = 0.25 * score(ranked[0])
-        limit = min(self.target_snippets, max_snippets)
-        per_article: dict[str, int] = defaultdict(int)
-        seen: set[str] = set()
-        picked: list[int] = []
+        seen_text: set[str] = set()
+        seen_terms: list[set[str]] = []
+        quoted_tools: set[str] = set()
 
-        def take(i: int) -> bool:
-            p = passages[i]
-            key = " ".join(p.text.split()).lower()
-            if key in seen or per_article[p.article_id] >= self.per_article or len(picked) >= limit:
+        def take(g: _Group, i: int) -> bool:
+            p = g.read.passages[i]
+            key = " ".join(p.text.lower().split())
+            terms = state.passage_terms[(g.read.id, i)]
+            if i in g.chosen or key in seen_text:
                 return False
-            seen.add(key)
-            per_article[p.article_id] += 1
-            picked.append(i)
+            if any(terms and len(terms & s) / len(terms | s) >= 0.85 for s in seen_terms):
+                return False
+            if p.glossary and (set(p.tools) & quoted_tools or _glossary_term(p.text) in quoted_tools):
+                return False  # a glossary entry for a tool a procedure already names
+            seen_text.add(key)
+            seen_terms.append(terms)
+            quoted_tools.update(t.lower() for t in p.tools)
+            g.chosen.append(i)
             return True
 
-        # first the best passage of each article the case clearly touches, so that every relevant
-        # article read is cited; then the rest by score
-        if self.cover_articles:
-            best_of: dict[str, int] = {}
-            for i in ranked:
-                best_of.setdefault(passages[i].article_id, i)
-            for aid in order:
-                i = best_of.get(aid)
-                if i is not None and score(i) >= floor and rel[i] > 0:
-                    take(i)
-        for i in ranked:
-            if len(picked) >= limit or (picked and score(i) < floor):
+        def relevant(g: _Group, i: int) -> bool:
+            """Shares case terms with real weight, or is a step / tool / rule line of a section that does."""
+            p = g.read.passages[i]
+            if p.noise is not None:
+                return False
+            if rel[(g.read.id, i)] >= PASSAGE_FLOOR or p.uses_tool or (p.is_rule and names_case(p)):
+                return True  # a tool a kept procedure uses is one of its decisive lines
+            if not (p.is_step or p.tools or p.is_rule):
+                return False
+            same = [j for j, q in enumerate(g.read.passages) if q.heading == p.heading and q.noise is None]
+            return any(rel[(g.read.id, j)] >= 2 * PASSAGE_FLOOR for j in same)
+
+        named = {w for w in focus.name_words if len(w) > 2} | {e.lower() for e in state.entities}
+
+        def names_case(p: Passage) -> bool:
+            low = p.text.lower()
+            return any(re.search(rf"\b{re.escape(w)}\b", low) for w in named)
+
+        def value(g: _Group, i: int) -> float:
+            p = g.read.passages[i]
+            v = rel[(g.read.id, i)] + 0.2 * bool(p.tools) + 0.6 * p.uses_tool + 0.15 * p.is_step + 0.1 * p.is_rule
+            v += 0.3 * (p.is_rule and names_case(p))  # a rule about the tier or product the case names decides it
+            return (v - 0.3 * p.glossary) * (0.5 + 0.5 * g.score / groups[0].score)
+
+        total = 0
+        cands = sorted((-value(g, i), gi, i) for gi, g in enumerate(groups) for i in range(len(g.read.passages))
+                       if relevant(g, i))
+        # every procedure kept first gets its most valuable passage (a tool line wins ties), then the rest by value
+        for gi, g in enumerate(groups):
+            for _, cgi, i in cands:
+                if total >= limit:
+                    break
+                if cgi == gi:
+                    if take(g, i):
+                        total += 1
+                    break
+        for _, gi, i in cands:
+            if total >= limit:
                 break
-            take(i)
-        chosen = [passages[i] for i in picked]
-        chosen.sort(key=lambda p: (rank_of[p.article_id], p.position))
-        return chosen, qset
+            g = groups[gi]
+            if len(g.chosen) >= self.per_procedure + (2 if gi == 0 else 0):
+                continue
+            if take(g, i):
+                total += 1
+        for g in groups:
+            g.chosen.sort(key=lambda i: g.read.passages[i].position)
+        return [g for g in groups if g.chosen]
 
-    def _why(self, n: int, p: Passage, title: str, qset: set[str]) -> str:
-        bits = []
-        if p.is_step:
-            bits.append("a numbered procedure step")
+    # ------------------------------------------------------------------------------------------
+    def _why(self, state: _State, g: _Group, i: int, n: int) -> str:
+        """Why snippet ``n`` (its guidance line number) was chosen: the case terms it matched (content
+        words only), the tool it names, the rule it states, where it sits in its article."""
+        p = g.read.passages[i]
+        bits: list[str] = []
+        matched: list[str] = [e for e in state.entities if e.lower() in p.text.lower()]
+        terms = state.passage_terms.get((g.read.id, i), set())
+        seen: set[str] = set()
+        for word in re.findall(r"(?u)\b[\w][\w'\-]*\b", p.text):
+            low = word.lower()
+            if low in STOP_WORDS or len(low) < 3 or low.isdigit() or low in state.focus.name_words:
+                continue
+            stems = content_terms(low, self.analyzer)
+            if stems and stems[0] in state.focus.terms and stems[0] in terms and stems[0] not in seen:
+                seen.add(stems[0])
+                matched.append(low)
+        if matched:
+            bits.append("matches case terms: " + ", ".join(dict.fromkeys(matched[:5])))
         if p.tools:
-            bits.append("names " + ", ".join(p.tools[:3]))
-        if p.is_rule:
-            bits.append("states a condition or rule")
-        shared: list[str] = []
-        for word in _WORD.findall(p.text):
-            terms = self.analyzer.terms(word)
-            if terms and terms[0] in qset and word.lower() not in shared:
-                shared.append(word.lower())
-        shared = shared[:5]
-        if shared:
-            bits.append("shares case terms (" + ", ".join(shared) + ")")
-        what = "; ".join(bits) or "closest passage in the article"
-        return f"Backs step {n} ({title}): {what}."
+            bits.append("names tool " + ", ".join(p.tools[:3]))
+        if p.rule is not None:
+            label = {"limit": "a limit", "amount": "an amount", "condition": "a condition"}[p.rule.kind]
+            bits.append(f"states {label} ({p.rule.phrase})")
+        if p.is_step:
+            where = p.heading or g.read.title
+            bits.append(f"item {p.step_no} of the article's '{where}' list" if p.step_no else "a procedure step")
+        elif not matched:
+            bits.append(f"part of '{p.heading or g.read.title}', a section that matches the case")
+        return f"Supports step {n} ({g.read.title}): " + "; ".join(bits) + "."
 
-    def _compose(
-        self,
-        case: Case,
-        chosen: list[Passage],
-        title_of: dict[str, str],
-        consulted: list[str],
-        qset: set[str],
-    ) -> dict:
-        lines = [f"Guidance for: {_clip(case.contact_reason, 200)}", ""]
-        snippets = []
-        for n, p in enumerate(chosen, 1):
-            title = title_of.get(p.article_id, p.article_id)
-            where = f"{title} \u203a {p.heading}" if p.heading else title
-            lines.append(f"{n}. {_display(p.text)} [{where}]")
-            snippets.append(
-                {
-                    "source_article": p.article_id,
-                    "source_title": title,
-                    "text": p.text,
-                    "why": self._why(n, p, title, qset),
-                }
-            )
-        lines += ["", _CLOSING]
-        cited = list(dict.fromkeys(p.article_id for p in chosen))
+    def _compose(self, case: Case, state: _State, groups: list[_Group]) -> dict[str, Any]:
+        lines = [_DISCLAIMER, ""]
+        if state.entities:
+            lines.append("Named in the case and found in the help center: " + ", ".join(state.entities) + ".")
+            lines.append("")
+        snippets: list[dict[str, str]] = []
+        rule_refs: list[int] = []
+        n = 0
+        for gno, g in enumerate(groups, 1):
+            lines.append(f"Procedure {gno}: {g.read.title} [{g.read.id}]")
+            heading = None
+            for i in g.chosen:
+                p = g.read.passages[i]
+                n += 1
+                if p.heading and p.heading != heading:
+                    lines.append(f"  {p.heading}")
+                    heading = p.heading
+                lines.append(f"  {n}. {_display(p.text)}")
+                if p.rule is not None and p.rule.kind in ("condition", "limit"):
+                    rule_refs.append(n)
+                snippets.append({"source_article": g.read.id, "source_title": g.read.title, "text": p.text,
+                                 "why": self._why(state, g, i, n)})
+            lines.append("")
+        lines.append("What this briefing does not decide:")
+        if len(state.entities) > 1 or state.comparing:
+            lines.append("- which product fits the customer: the passages describe the products; a specialist "
+                         "compares them against the customer's needs.")
+        else:
+            lines.append("- which product or option fits the customer.")
+        refs = ", ".join(str(r) for r in rule_refs[:8])
+        lines.append("- whether the customer is eligible or meets the conditions"
+                     + (f" quoted in {refs}" if refs else "") + ".")
+        lines.append("- whether each procedure applies to this case; if none covers the request, escalate "
+                     "rather than improvise.")
+        if state.focus.facts:
+            lines += ["", "Facts stated in the case to check against the customer's records before acting:"]
+            lines += [f"- {f}" for f in state.focus.facts[:6]]
+        cited = list(dict.fromkeys(s["source_article"] for s in snippets))
         return {
             "case_id": case.case_id,
-            "guidance": "\n".join(lines),
+            "guidance": "\n".join(lines).rstrip(),
             "snippets": snippets,
             "n_snippets": len(snippets),
-            "articles_consulted": list(dict.fromkeys(consulted + cited)),
-            "meta": {"harness": self.name, "deterministic": True},
+            "articles_consulted": list(dict.fromkeys([r.id for r in state.reads] + cited)),
+            "meta": {"harness": self.name, "deterministic": True, "model": None,
+                     "queries": [{"role": role, "query": q} for role, q in state.queries],
+                     "reads": [{"id": r.id, "why": r.why_read} for r in state.reads]},
         }
+
+
+class _State:
+    """What one briefing run has searched and read so far, and its reading plan."""
+
+    def __init__(self, session: Session, harness: ExtractiveHarness, focus: CaseFocus) -> None:
+        self.session = session
+        self.h = harness
+        self.focus = focus
+        self.queries: list[tuple[str, str]] = []
+        self.hits: dict[str, list[dict[str, Any]]] = {}
+        self.titles: dict[str, str] = {}
+        self.fused: dict[str, float] = defaultdict(float)
+        self.entities: list[str] = []
+        self.entity_words: frozenset[str] = frozenset()
+        self.comparing = bool(_CHOOSE.search(focus.want))
+        self.reads: list[_Read] = []
+        self.failed: set[str] = set()
+        self.passage_terms: dict[tuple[str, int], set[str]] = {}
+        self.pages = _NavLayer.load(session)
+
+    # -- budgets ------------------------------------------------------------------------------
+    @property
+    def fetch_limit(self) -> int:
+        return min(self.h.max_fetch, self.session.budgets.max_fetches)
+
+    def fetches_left(self) -> int:
+        return max(0, min(self.session.fetches_left, self.fetch_limit - len(self.reads)))
+
+    def read_ids(self) -> set[str]:
+        return {r.id for r in self.reads} | self.failed
+
+    # -- tools --------------------------------------------------------------------------------
+    def search(self, role: str, query: str, k: int, weight: float = 1.0) -> list[dict[str, Any]]:
+        if self.session.queries_left <= 0:
+            return []
+        ranked = getattr(self.session, "search", None)
+        if callable(ranked):  # the retrieve tool with navigation pages (wiki backend)
+            result = ranked(query, k)
+            hits = [hit_to_dict(h) for h in result]
+            self.pages.add_hits(getattr(result, "pages", []) or [])
+        else:
+            hits = self.session.retrieve(query, k)
+        self.queries.append((role, query))
+        self.hits[role] = hits
+        for rank, hit in enumerate(hits, 1):
+            aid = hit["article_id"]
+            self.titles.setdefault(aid, hit.get("title") or aid)
+            # the names query counts only for articles about the products the case names
+            if role != "names" or self._product_kind(self.titles[aid]) == "named":
+                self.fused[aid] += weight / (RRF_K + rank)
+        return hits
+
+    def aspect_terms(self, limit: int = 4) -> list[str]:
+        """Words of the want that recur in the titles of its best hits: what the case asks about the
+        products it names ("ATM fees" of the Blue and Green accounts)."""
+        counts: dict[str, int] = defaultdict(int)
+        words: dict[str, str] = {}
+        for hit in self.hits.get("want", [])[:10]:
+            for w in set(re.findall(r"(?u)\b[a-z][\w-]+\b", hit.get("title", "").lower())):
+                if w in STOP_WORDS or w in self.entity_words:
+                    continue
+                stems = content_terms(w, self.h.analyzer)
+                if stems and stems[0] in self.focus.want_terms:
+                    counts[stems[0]] += 1
+                    words.setdefault(stems[0], w)
+        best = sorted((t for t, c in counts.items() if c >= 2), key=lambda t: -counts[t])
+        return [words[t] for t in best[:limit]]
+
+    def read(self, aid: str, why: str, entity: str | None = None) -> _Read | None:
+        if aid in self.read_ids() or self.fetches_left() <= 0:
+            return None
+        try:
+            view = self.session.get_article(aid)
+        except ArticleNotFound:
+            self.failed.add(aid)
+            return None
+        r = _Read(view.id, view.title, view.text, why, entity)
+        self.titles[view.id] = view.title
+        self.reads.append(r)
+        return r
+
+    # -- plan ---------------------------------------------------------------------------------
+    def confirm_entities(self) -> None:
+        """Keep the names that are products of the help center: an entity page has that title, or a
+        retrieved article's title starts with it."""
+        titles = list(self.titles.values()) + self.pages.entity_titles()
+        for name in self.focus.product_names():
+            # a one-word name must start a title ("EcoCard: …"); mid-title it is more often the company
+            if any(_starts_with(t, name) if " " not in name else _same_product(t, name) for t in titles):
+                # a shorter name inside a longer confirmed one ("Light Blue" in "Light Blue Account") adds nothing
+                if any(name.lower() in e.lower() for e in self.entities):
+                    continue
+                self.entities = [e for e in self.entities if e.lower() not in name.lower()] + [name]
+        words = {w for e in self.entities for w in re.findall(r"(?u)\b\w+\b", e.lower())}
+        self.entity_words = frozenset(words)
+
+    def _overview(self, name: str) -> str | None:
+        """The overview article of product ``name``: from its entity page, else from the hits whose
+        titles start with the name (an "at a glance" / "overview" / "getting started" title first)."""
+        cands = self.pages.entity_articles(name) or [(a, t) for a, t in self.titles.items() if _starts_with(t, name)]
+        cands = [(a, t) for a, t in cands if a not in self.read_ids()]
+        if not cands:
+            return None
+        rank = {a: n for n, a in enumerate(sorted(self.fused, key=lambda a: -self.fused[a]))}
+
+        def key(item: tuple[str, str]) -> tuple[int, int, int]:
+            aid, title = item
+            rest = title[len(name):] if _starts_with(title, name) else title
+            tier = 0 if _OVERVIEW.search(rest) else 1 if _OVERVIEW_WEAK.search(rest) else 2
+            return (tier, len(rest.split()), rank.get(aid, 10_000))
+
+        return min(cands, key=key)[0]
+
+    def ranked(self) -> list[str]:
+        """Articles found so far, in reading order: the reciprocal rank fusion of every query's ranks,
+        plus how much of the title the case covers, plus a staff procedure's title, plus a named product;
+        an article about a product of the same kind that the case does not name comes later."""
+        if not self.fused:
+            return []
+        top = max(self.fused.values())
+        score: dict[str, float] = {}
+        for aid, f in self.fused.items():
+            title = self.titles.get(aid, "")
+            tt = set(content_terms(title, self.h.analyzer))
+            cover = len(tt & self.focus.terms) / len(tt) if tt else 0.0
+            v = f / top + 0.25 * cover + 0.2 * bool(_STAFF.search(title))
+            kind = self._product_kind(title)
+            if kind == "named":
+                v += 0.2
+            elif kind == "other":
+                v -= 0.35
+            score[aid] = v
+        return sorted(score, key=lambda a: (-score[a], a))
+
+    def _product_kind(self, title: str) -> str | None:
+        """``named`` when ``title`` is about a product the case names, ``other`` when it names another
+        product of the same kind (same head noun: "Lime Green Account" when the case names "Green
+        Account"), else None."""
+        if not self.entities:
+            return None
+        if any(_same_product(title, e) for e in self.entities):
+            return "named"
+        heads = {e.split()[-1].lower() for e in self.entities}
+        for m in _TITLE_NAME.finditer(title):
+            words = [w for w in m.group(0).split() if w.lower() not in STOP_WORDS]
+            if len(words) >= 2 and words[-1].lower() in heads:
+                return "other"
+        return None
+
+    def read_plan(self) -> None:
+        """First reads: the best hits, then the overview of each named product, then (comparisons) the
+        sibling articles an aspect page lists; leave room for follow-ups and references."""
+        reserve = min(len(self.entities), self.h.max_entities)
+        follow = 3 if self.session.queries_left > 0 else 0
+        first = max(2, self.fetch_limit - reserve - follow - (2 if self.comparing else 0))
+        for aid in self.ranked():
+            if len(self.reads) >= first or self.fetches_left() <= 0:
+                break
+            if self._family_full(aid):
+                continue
+            self.read(aid, "search", self._entity_of(aid))
+        for name in self.entities[: self.h.max_entities]:
+            if any(r.entity == name for r in self.reads if r.why_read == "entity"):
+                continue
+            aid = self._overview(name)
+            if aid:
+                self.read(aid, "entity", name)
+        if self.comparing:  # one article per sibling product from the aspect page the want matches
+            seen_families: set[str] = {_id_family(r.id) for r in self.reads}
+            taken = 0
+            for aid in self.pages.aspect_articles(self.focus.want, self.h.analyzer):
+                fam = _id_family(aid)
+                if taken >= 4 or fam in seen_families:
+                    continue
+                seen_families.add(fam)
+                if self.read(aid, "aspect", self._entity_of(aid)):
+                    taken += 1
+
+    def _family_full(self, aid: str, cap: int = 2) -> bool:
+        """True when ``cap`` articles of the same family (the title's "Entity:" prefix) were read already."""
+        fam = _family(self.titles.get(aid, ""))
+        return fam is not None and sum(1 for r in self.reads if _family(r.title) == fam) >= cap
+
+    def _entity_of(self, aid: str) -> str | None:
+        title = self.titles.get(aid, "")
+        return next((e for e in self.entities if _starts_with(title, e) or e.lower() in title.lower()), None)
+
+    def follow_up(self) -> None:
+        """Follow the article ids the best procedures name, then ask for their prerequisites: first the
+        opening prerequisite of the best procedure (its first step or requirement: "Verify customer
+        identity"), then the prerequisite line that names most terms nothing read so far covers."""
+        procedures = [r for r in self.reads if r.why_read in ("search", "entity")]
+        for r in procedures[:4]:
+            for m in _ARTICLE_REF.finditer(r.body):
+                ref = m.group(1) or m.group(2)
+                if ref in self.titles or ("-" in ref and "_" not in ref):
+                    if self.fetches_left() <= 1:
+                        return
+                    self.read(ref, "reference", self._entity_of(ref))
+        for n in range(self.h.follow_ups + (1 if "names" not in self.hits else 0)):
+            if self.session.queries_left <= 0 or self.fetches_left() <= 0:
+                return
+            found = self._inputs() if n == 0 else self._prerequisite(opening=True) if n == 1 else None
+            found = found or self._prerequisite(opening=False)
+            if not found:
+                continue
+            line, new, parent = found
+            query = " ".join(_display(line).split()[:30])
+            hits = self.search("follow-up", query, self.h.k, weight=0.5)
+            # what the follow-up adds: hits whose titles carry the line's new terms, best rank first
+            order = sorted(range(min(len(hits), 10)), key=lambda i: (
+                -len(set(content_terms(hits[i].get("title", ""), self.h.analyzer)) & new), i))
+            taken = 0
+            for i in order:
+                if taken >= 1 or self.fetches_left() <= 0:
+                    break
+                aid = hits[i]["article_id"]
+                if taken and not set(content_terms(hits[i].get("title", ""), self.h.analyzer)) & new:
+                    break
+                r = self.read(aid, "follow-up", self._entity_of(aid))
+                if r is not None:
+                    r.follows, r.parent = line, parent
+                    r.follow_terms = set(content_terms(line, self.h.analyzer))
+                    taken += 1
+
+    def _procedures(self) -> list[_Read]:
+        """Articles read from search or references that are staff procedures (they tell the reader to
+        use a tool, or their title says internal / procedure / protocol …), best retrieval rank first."""
+        order = {a: n for n, a in enumerate(self.ranked())}
+        procs = [r for r in self.reads if r.why_read in ("search", "reference")
+                 and (uses_tool(r.body) or _STAFF.search(r.title))]
+        return sorted(procs, key=lambda r: order.get(r.id, 10_000))
+
+    def _inputs(self) -> tuple[str, set[str], str] | None:
+        """The identifiers the best procedures' tools take (``card_id``, ``account_id``) that the case
+        does not give: the follow-up finds the procedure that looks them up."""
+        case_text = (self.focus.want + " " + self.focus.detail).lower()
+        counts: dict[str, int] = defaultdict(int)
+        procs = self._procedures()[:3]
+        for r in procs:
+            for m in _INPUT_ID.finditer(r.body):
+                if m.group(0) not in case_text:
+                    counts[m.group(0)] += 1
+        asked = " ".join(q for role, q in self.queries if role == "follow-up")
+        ids = [i for i in sorted(counts, key=lambda i: -counts[i]) if i not in asked][:3]
+        if not ids:
+            return None
+        words = {w for i in ids for w in i.split("_")[:-1] if w not in STOP_WORDS}
+        return " ".join(ids), set(content_terms(" ".join(words), self.h.analyzer)), procs[0].id
+
+    def _prerequisite(self, *, opening: bool) -> tuple[str, set[str], str] | None:
+        """A prerequisite line of the best procedures read with terms no title read (and no follow-up
+        asked) covers, and those new terms: with ``opening`` the first such step or requirement of the
+        best procedure, else the one with most new terms in the best two."""
+        covered = set(self.focus.want_terms)
+        for r in self.reads:
+            covered |= set(content_terms(r.title, self.h.analyzer))
+        asked = {" ".join(q.split()) for role, q in self.queries if role == "follow-up"}
+        for role, q in self.queries:
+            if role == "follow-up":
+                covered |= set(content_terms(q, self.h.analyzer))
+        best: tuple[str, set[str], str] | None = None
+        for r in self._procedures()[: 2]:
+            for p in split_passages(r.id, r.body):
+                if p.noise or " ".join(_display(p.text).split()[:30]) in asked or not _PREREQUISITE.search(p.text):
+                    continue
+                # a numbered step, or a line under a requirements / prerequisites / eligibility heading
+                if not (p.is_step or _REQUIREMENT_HEADING.search(p.heading)):
+                    continue
+                new = set(content_terms(p.text, self.h.analyzer)) - covered
+                if opening:  # the first prerequisite the procedure has the reader do ("Verify customer identity")
+                    if new and _OPENING_STEP.match(_display(p.text)):
+                        return p.text, new, r.id
+                    continue
+                if len(new) >= 2 and (best is None or len(new) > len(best[1])):
+                    best = (p.text, new, r.id)
+        return best
+
+    def fill(self) -> None:
+        for cap in (2, 10_000):
+            for aid in self.ranked():
+                if self.fetches_left() <= 0:
+                    return
+                if not self._family_full(aid, cap):
+                    self.read(aid, "search", self._entity_of(aid))
+
+
+class _NavLayer:
+    """The workspace's navigation layer as the briefing uses it: entity pages (one per product family,
+    listing all its articles) and aspect pages (one aspect across sibling products). Pages are navigation,
+    never evidence. A layer without page kinds (or no layer) gives nothing, and the briefing falls back to
+    article titles."""
+
+    def __init__(self, pages: list[Any]) -> None:
+        self.entities = [p for p in pages if getattr(p, "kind", "topic") == "entity"]
+        self.aspects = [p for p in pages if getattr(p, "kind", "topic") == "aspect"]
+        self._known = {getattr(p, "id", None) or getattr(p, "page_id", None) for p in pages}
+
+    def add_hits(self, pages: list[Any]) -> None:
+        """Take in the navigation pages a ``retrieve`` call ranked (``PageHit``: page_id, kind, title,
+        intent, articles)."""
+        for p in pages:
+            pid = getattr(p, "page_id", None) or getattr(p, "id", None)
+            if pid in self._known:
+                continue
+            self._known.add(pid)
+            if getattr(p, "kind", "topic") == "entity":
+                self.entities.append(p)
+            elif getattr(p, "kind", "topic") == "aspect":
+                self.aspects.append(p)
+
+    @classmethod
+    def load(cls, session: Session) -> _NavLayer:
+        ws = getattr(session.tools, "workspace", None)
+        if ws is None:
+            return cls([])
+        try:
+            from skillrag.wiki import load_pages
+
+            return cls(load_pages(ws))
+        except (SkillragError, OSError):
+            return cls([])
+
+    def entity_titles(self) -> list[str]:
+        return [p.title for p in self.entities]
+
+    @staticmethod
+    def _sources(page: Any) -> list[tuple[str, str]]:
+        out = []
+        for s in list(getattr(page, "sources", None) or getattr(page, "articles", None) or []):
+            aid = getattr(s, "id", None) or getattr(s, "article_id", None)
+            if aid:
+                out.append((aid, getattr(s, "title", "") or aid))
+        if not out and callable(getattr(page, "article_ids", None)):
+            out = [(a, a) for a in page.article_ids()]
+        return out
+
+    def entity_articles(self, name: str) -> list[tuple[str, str]]:
+        for p in self.entities:
+            if _starts_with(p.title, name):
+                return self._sources(p)
+        return []
+
+    def aspect_articles(self, want: str, analyzer: Analyzer) -> list[str]:
+        """The articles of the aspect page that best matches ``want`` (shares most content terms)."""
+        terms = set(content_terms(want, analyzer))
+        best, overlap = None, 1
+        for p in self.aspects:
+            have = set(content_terms(p.title + " " + getattr(p, "intent", ""), analyzer))
+            if len(terms & have) > overlap:
+                best, overlap = p, len(terms & have)
+        return [a for a, _ in self._sources(best)] if best is not None else []
