@@ -70,7 +70,7 @@ def test_long_queries_are_capped_by_idf(built, emb):
     built.config.search.max_query_terms = 2
     r = open_retriever(built, mode="bm25", embedder=emb)
     ids = r.query_terms("account account card swift abroad")
-    vocab = {v: k for k, v in r.bm25.vocab_dict.items()}
+    vocab = {v: k for k, v in r.vocab.items()}
     assert sorted({vocab[i] for i in ids}) == ["abroad", "swift"]
     built.config.search.max_query_terms = 100
     ids = r.query_terms("account account card")
