@@ -4,8 +4,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 DEMO_WS ?= build/demo-workspace
-# Extras installed into the venv. CI adds `llama` (a real local model server for integration tests) and
-# `browser` (Playwright, driving the system's Chromium for the review pages' browser tests).
+# Extras installed into the venv. CI adds `llama` (a real local model server for integration tests),
+# `browser` (Playwright, driving the system's Chromium for the review pages' browser tests) and `milvus`
+# (the milvus search engine with Milvus Lite).
 EXTRAS ?= dev
 # llama.cpp's default build uses AMX kernels that crash with SIGILL on some CPUs; build without them.
 LLAMA_CMAKE_ARGS := -DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' -DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'
@@ -31,6 +32,8 @@ test: install
 # Benchmarks read ../shared/data/tau2-banking and write benchmarks/results/; the README's tables follow.
 bench: install
 	$(PY) benchmarks/retrieval.py
+	if $(PY) -c "import pymilvus, milvus_lite" 2>/dev/null; then $(PY) benchmarks/engines.py; \
+	else echo "benchmarks/engines.py skipped: it needs the milvus extra (make bench EXTRAS=dev,milvus)"; fi
 	$(PY) benchmarks/navigation.py --variants
 	$(PY) benchmarks/eval_tau2.py --variants
 	$(PY) benchmarks/update_readme.py

@@ -26,6 +26,12 @@ def _intro(md: str) -> str:
     return paras[0] if paras else ""
 
 
+def _bullets(md: str) -> str:
+    """The ``- `` lines after the last table (fitted figures under it)."""
+    tail = md[md.rindex("|") :] if "|" in md else md
+    return "\n".join(line for line in tail.splitlines() if line.startswith("- "))
+
+
 def section() -> str:
     parts = []
     retrieval = RESULTS / "retrieval.md"
@@ -35,6 +41,15 @@ def section() -> str:
         parts.append("### Retrieval (τ²-bench banking, 46 dev tasks; `benchmarks/retrieval.py`)\n\n" + _intro(md)
                      + "\n\n" + "\n\n".join(t[:2]) + "\n\nFull table: [benchmarks/results/retrieval.md]"
                      "(benchmarks/results/retrieval.md).")
+    engines = RESULTS / "engines.md"
+    if engines.exists():
+        md = engines.read_text(encoding="utf-8")
+        t = _tables(md)
+        if len(t) >= 3:
+            parts.append("### Search engines: embedded vs Milvus (`benchmarks/engines.py`)\n\n" + _intro(md)
+                         + "\n\n" + t[0] + "\n\n" + t[2] + "\n\n" + _bullets(md)
+                         + "\n\nEmbedding throughput and the build figures: [benchmarks/results/engines.md]"
+                         "(benchmarks/results/engines.md).")
     nav = RESULTS / "navigation.md"
     if nav.exists():
         md = nav.read_text(encoding="utf-8")

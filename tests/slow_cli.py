@@ -37,7 +37,12 @@ if os.environ.get("SLOW_EMBED_S"):
     import skillrag.search.index as _index
     from skillrag.search.testing import HashEmbedder
 
-    _index.EMBED_BATCH = int(os.environ.get("SLOW_EMBED_BATCH", "1"))
+    _embed_missing = _index._embed_missing
+
+    def _small_batches(store, embedder, todo, batch, *args, **kwargs):
+        return _embed_missing(store, embedder, todo, int(os.environ.get("SLOW_EMBED_BATCH", "1")), *args, **kwargs)
+
+    _index._embed_missing = _small_batches
     _embed = HashEmbedder.embed
 
     def _slow_embed(self, texts):

@@ -15,7 +15,8 @@
     │   ├── ModelError                 an LLM provider is unreachable, unauthenticated or failed
     │   ├── MissingExtraError          an optional dependency is not installed (names the extra)
     │   ├── EmbedderError              an embedding backend failed or its model file is bad
-    │   └── IndexStateError            the search index is missing, half-built or stale
+    │   ├── IndexStateError            the search index is missing, half-built or stale
+    │   └── EngineError                a search engine (Milvus) is unreachable, locked or failed
     ├── ContractViolation              the evidence contract rejected an output (``reasons`` lists all)
     └── ControlFlowError               the agent broke a rule of the loop
         ├── BudgetExceeded             a query / fetch / token / time budget ran out
@@ -37,6 +38,7 @@ __all__ = [
     "ControlFlowError",
     "EmbedderError",
     "EmptyInputError",
+    "EngineError",
     "IllegalTransition",
     "IndexStateError",
     "InvalidIdError",
@@ -124,6 +126,11 @@ class EmbedderError(BackendError):
 
 class IndexStateError(BackendError):
     """The search index is missing, half-built, or stale: run ``skillrag index``."""
+
+
+class EngineError(BackendError):
+    """A search engine failed: a Milvus server unreachable, a Milvus Lite file open in another process,
+    or a call the engine refused."""
 
 
 class ContractViolation(SkillragError):

@@ -107,3 +107,43 @@ def test_hash_embedder_is_deterministic_and_normalised():
     assert np.array_equal(x, b.embed(["close account", "wire abroad"]))
     assert np.allclose(np.linalg.norm(x, axis=1), 1)
     assert a.calls == 1 and a.texts_embedded == ["close account", "wire abroad"]
+
+
+def test_threads_reach_onnxruntime_and_leave_the_vectors_alone():
+    model, tok, sha = default_minilm_paths()
+    one = OnnxEmbedder(model, tok, sha256=sha, threads=1)
+    two = OnnxEmbedder(model, tok, sha256=sha, threads=2)
+    assert one.session.get_session_options().intra_op_num_threads == 1
+    assert two.session.get_session_options().intra_op_num_threads == 2
+    assert one.id == two.id
+    texts = ["close my account", "wire money abroad"]
+    assert np.allclose(one.embed(texts), two.embed(texts), atol=1e-5)
+    assert get_embedder("minilm-int8", threads=1).session.get_session_options().intra_op_num_threads == 1
+
+
+def test_openai_requests_in_flight_follow_concurrency_and_keep_the_order():
+    import threading
+    import time
+
+    lock = threading.Lock()
+    state = {"now": 0, "peak": 0}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        time.sleep(0.05)  # long enough for the other requests of the call to start
+        with lock:
+            state["now"] -= 1
+        body = json.loads(request.content)
+        return httpx.Response(200, json={"data": [{"index": i, "embedding": [float(t), 1.0]}
+                                                  for i, t in enumerate(body["input"])]})
+
+    texts = [str(i) for i in range(8)]
+    serial = OpenAIEmbedder("http://x/v1", "m", batch_size=2, transport=httpx.MockTransport(handler))
+    want = serial.embed(texts)
+    assert state["peak"] == 1
+    state["peak"] = 0
+    parallel = OpenAIEmbedder("http://x/v1", "m", batch_size=2, concurrency=4, transport=httpx.MockTransport(handler))
+    got = parallel.embed(texts)
+    assert state["peak"] == 4 and np.array_equal(got, want)

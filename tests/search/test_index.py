@@ -1,5 +1,6 @@
 """Index builds: incremental embedding, no-op rebuilds, stale-index detection, bad input."""
 
+import itertools
 import json
 
 import numpy as np
@@ -20,7 +21,27 @@ def test_first_build_embeds_every_passage_and_records_how(ws, emb):
     assert m["embedder_id"] == emb.id and m["dim"] == 64
     assert m["params"]["stemmer"] == "english" and m["versions"]["bm25s"]
     assert set(m["content_hashes"]) == set(m["items"]) and len(m["items"]) == 5
-    assert np.load(ws.state_dir / "search" / "direct" / "vectors.npy").shape == (5, 64)
+    folder = ws.state_dir / "search" / "direct"
+    assert np.load(folder / "rows.npy").shape == np.load(folder / "passages.npy").shape == (5,)
+
+
+def test_vectors_are_stored_once_in_the_vector_store(ws, emb):
+    """One vector store: the index folder holds passage hashes, the vectors live in store.sqlite only."""
+    from skillrag.search.vectors import VectorStore
+
+    build_index(ws, embedder=emb)
+    folder = ws.state_dir / "search" / "direct"
+    assert not list(folder.glob("*vectors*"))
+    hashes = [h.decode() for h in np.load(folder / "passages.npy").tolist()]
+    stored = VectorStore(ws).matrix(emb.id, hashes, 64)
+    r = open_retriever(ws, embedder=emb)
+    assert np.array_equal(r.index.vectors, stored)
+    with ws.connect() as conn, conn:
+        conn.execute("DELETE FROM search_vectors WHERE text_hash = ?", (hashes[0],))
+    with pytest.raises(IndexStateError, match="1 passage vectors of the index are missing.*--force"):
+        open_retriever(ws, embedder=emb)
+    assert build_index(ws, embedder=emb, force=True).embedded == 1
+    assert open_retriever(ws, embedder=emb).search("wire")
 
 
 def test_changed_article_is_reembedded_and_unchanged_ones_are_not(tmp_path, ws, emb):
@@ -142,3 +163,33 @@ def test_an_interrupted_build_resumes_where_it_stopped(tmp_path):
     report = build_index(ws, embedder=resumed)
     assert report.reused == 32 and report.embedded == 38 and len(resumed.texts_embedded) == 38
     assert open_retriever(ws, embedder=resumed).search("word69", k=1)[0].article_id == "a69"
+
+
+class _CountingEmbedder(HashEmbedder):
+    """Records the batches it is given and counts tokens as words."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    def token_counts(self, texts):
+        return [len(t.split()) for t in texts]
+
+    def embed(self, texts):
+        self.batches.append(list(texts))
+        return super().embed(texts)
+
+
+def test_passages_are_embedded_in_batches_of_similar_token_length(tmp_path):
+    from .conftest import make_workspace
+
+    files = {f"cards/a{i:02d}.md": f"# Article {i}\n\n" + " ".join(f"w{i}" for _ in range((i * 37) % 90 + 1))
+             for i in range(40)}
+    ws = make_workspace(tmp_path, files=files)
+    ws.config.search.embed_batch = 8
+    e = _CountingEmbedder()
+    report = build_index(ws, embedder=e)
+    assert report.embedded == 40 and [len(b) for b in e.batches] == [8] * 5
+    sizes = [e.token_counts(b) for b in e.batches]
+    assert all(max(a) <= min(b) for a, b in itertools.pairwise(sizes))  # batch after batch, longer
+    assert open_retriever(ws, embedder=e).search("w39", k=1)[0].article_id == "a39"

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from skillrag.workspace import Workspace
 
-__all__ = ["WorkspaceOpt", "JsonOpt", "console", "err_console", "open_workspace", "print_json", "write_raw"]
+__all__ = ["JsonOpt", "WorkspaceOpt", "console", "err_console", "open_workspace", "print_json", "write_raw"]
 
 console = Console()
 err_console = Console(stderr=True)

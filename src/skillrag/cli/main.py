@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import importlib
-import sys
-
 import os
+import sys
 from pathlib import Path
 from typing import Annotated
 

@@ -1,62 +1,36 @@
-"""The search index on disk, its manifest, and incremental builds.
+"""Building the search index: items, passages, vectors and analysed terms, handed to the engine.
 
-Layout (under the workspace's ``.skillrag/``)::
+``build_index`` decides what is indexed and how (``_items``: items and passages; the embedder; the
+BM25 analysis; the manifest), the same for every engine; the engine (``search.engine``, see
+``skillrag.search.engines``) stores it: files in the workspace (``embedded``) or Milvus (``milvus``).
 
-    search/<backend>/manifest.json   how it was built: versions, embedder id, parameters, item hashes
-    search/<backend>/items.json      item records (id, title, source tag/path, cited article ids)
-    search/<backend>/bm25/           the bm25s index (its own params.index.json inside)
-    search/<backend>/vectors.npy     (n_passages, dim) float32, L2-normalised passage vectors
-    search/<backend>/rows.npy        (n_passages,) int32: the item each passage belongs to
-    store.sqlite: search_vectors     passage-vector cache keyed by (embedder id, sha256 of the passage)
-
-A build writes a fresh folder and swaps it in with two renames, so a search never sees a half-written
-index; the manifest is written last. Vectors come from the cache when the same embedder has already
-embedded the same passage, so only new or changed items are embedded, and an interrupted build
-resumes where it stopped (each embedded batch is committed to the cache at once).
+Vectors come from the workspace's one vector store (``skillrag.search.vectors``) when the same
+embedder has already embedded the same passage, so only new or changed passages are embedded, and an
+interrupted build resumes where it stopped (each embedded batch is stored at once). Passages to embed
+are sorted by token length before they are batched, so a batch pads little.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import tempfile
 import time
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import bm25s
 import numpy as np
 
-import skillrag
-from skillrag.errors import IndexStateError
 from skillrag.search._items import Item, PageSource, collect_items, passages, text_hash
 from skillrag.search._types import IndexReport
 from skillrag.search.embedders import Embedder, get_embedder
+from skillrag.search.engines import BuildInput, get_engine
+from skillrag.search.engines.embedded import index_dir
 from skillrag.search.tokenize import Analyzer
-from skillrag.workspace import Workspace, atomic_write_text
+from skillrag.search.vectors import VectorStore
+from skillrag.workspace import Workspace
 from skillrag.workspace.config import SearchSettings
 
-__all__ = ["FORMAT_VERSION", "build_index", "embedder_for", "index_dir", "index_params", "read_manifest"]
-
-FORMAT_VERSION = 2
-EMBED_BATCH = 32
-
-CACHE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS search_vectors (
-    embedder  TEXT NOT NULL,
-    text_hash TEXT NOT NULL,
-    vector    BLOB NOT NULL,
-    PRIMARY KEY (embedder, text_hash)
-);
-"""
+__all__ = ["build_index", "embedder_for", "index_dir", "index_params", "read_manifest"]
 
 Progress = Callable[[int, int], None]
-
-
-def index_dir(ws: Workspace, backend: str) -> Path:
-    return ws.state_dir / "search" / backend
 
 
 def embedder_for(ws: Workspace, embedder: Embedder | str | None = None) -> Embedder:
@@ -65,7 +39,7 @@ def embedder_for(ws: Workspace, embedder: Embedder | str | None = None) -> Embed
         return embedder
     s = ws.config.search
     return get_embedder(embedder or s.embedder, model=s.embedder_model, tokenizer=s.embedder_tokenizer,
-                        url=s.embedder_url)
+                        url=s.embedder_url, threads=s.embed_threads)
 
 
 def index_params(s: SearchSettings) -> dict[str, Any]:
@@ -76,58 +50,40 @@ def index_params(s: SearchSettings) -> dict[str, Any]:
 
 
 def read_manifest(ws: Workspace, backend: str) -> dict[str, Any] | None:
-    """The manifest of the built index for ``backend``, or None when there is none."""
-    path = index_dir(ws, backend) / "manifest.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise IndexStateError(f"{path}: unreadable index manifest ({exc}); run `skillrag index`") from None
+    """The manifest of the built index for ``backend`` in the configured engine, or None when there is none.
 
-
-def _versions() -> dict[str, str]:
-    return {"skillrag": skillrag.__version__, "bm25s": bm25s.__version__, "format": str(FORMAT_VERSION)}
+    Raises ``IndexStateError`` when it is unreadable, ``EngineError`` when the engine cannot be reached.
+    """
+    return get_engine(ws).read_manifest(backend)
 
 
 def lexical_text(item: Item, title_weight: int) -> str:
     return "\n".join([item.title] * title_weight + [item.text])
 
 
-def _cached_vectors(ws: Workspace, embedder_id: str, hashes: list[str]) -> dict[str, np.ndarray]:
-    out: dict[str, np.ndarray] = {}
-    with ws.connect() as conn:
-        conn.executescript(CACHE_SCHEMA)
-        for i in range(0, len(hashes), 500):
-            chunk = hashes[i : i + 500]
-            q = (f"SELECT text_hash, vector FROM search_vectors WHERE embedder = ? "
-                 f"AND text_hash IN ({','.join('?' * len(chunk))})")
-            for h, blob in conn.execute(q, [embedder_id, *chunk]):
-                out[h] = np.frombuffer(blob, dtype=np.float32)
-    return out
+def _by_token_length(embedder: Embedder, texts: Sequence[str]) -> list[int]:
+    """Positions of ``texts``, shortest first by model tokens (the embedder's ``token_counts`` when it has
+    one, else words): batches of neighbours pad little."""
+    counts = getattr(embedder, "token_counts", None)
+    sizes = counts(list(texts)) if callable(counts) else [len(t.split()) for t in texts]
+    return sorted(range(len(texts)), key=lambda i: sizes[i])
 
 
-def _embed_missing(ws: Workspace, embedder: Embedder, todo: dict[str, str], progress: Progress | None,
-                   done_before: int, total: int) -> dict[str, np.ndarray]:
-    """Embed ``{hash: text}`` in batches, committing each batch to the cache at once (resumable)."""
-    out: dict[str, np.ndarray] = {}
-    items = list(todo.items())
+def _embed_missing(store: VectorStore, embedder: Embedder, todo: dict[str, str], batch: int,
+                   progress: Progress | None, done_before: int, total: int) -> None:
+    """Embed ``{hash: text}`` in batches of similar token length, storing each batch at once (resumable)."""
+    hashes = list(todo)
+    texts = [todo[h] for h in hashes]
+    order = _by_token_length(embedder, texts) if len(texts) > batch else list(range(len(texts)))
     done = done_before
-    with ws.connect() as conn:
-        for start in range(0, len(items), EMBED_BATCH):
-            batch = items[start : start + EMBED_BATCH]
-            vecs = np.asarray(embedder.embed([t for _, t in batch]), dtype=np.float32)
-            with conn:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO search_vectors (embedder, text_hash, vector) VALUES (?, ?, ?)",
-                    [(embedder.id, h, v.tobytes()) for (h, _), v in zip(batch, vecs, strict=True)],
-                )
-            for (h, _), v in zip(batch, vecs, strict=True):
-                out[h] = v
-            done += len(batch)
+    with store.writer() as put:
+        for start in range(0, len(order), batch):
+            part = order[start : start + batch]
+            vecs = np.asarray(embedder.embed([texts[i] for i in part]), dtype=np.float32)
+            put(embedder.id, [hashes[i] for i in part], vecs)
+            done += len(part)
             if progress:
                 progress(done, total)
-    return out
 
 
 def build_index(
@@ -154,12 +110,13 @@ def build_index(
     s = ws.config.search
     backend = backend or s.backend
     emb = embedder_for(ws, embedder)
+    engine = get_engine(ws)
     items, fingerprint = collect_items(ws, backend, pages)
     if backend == "wiki" and s.wiki_order == "fused":
         # the wiki backend ranks the articles a page cites with the direct index (retriever module doc)
         build_index(ws, backend="direct", embedder=emb, progress=progress)
     params = index_params(s)
-    old = read_manifest(ws, backend)
+    old = engine.read_manifest(backend)
     report = IndexReport(backend=backend, items=len(items), embedder_id=emb.id)
     new_hashes = {it.id: it.hash for it in items}
     old_hashes: dict[str, str] = (old or {}).get("items", {})
@@ -169,15 +126,15 @@ def build_index(
     # the layer fingerprint too: a page change that leaves every item's text alone (a variant rebuild)
     # still makes the retriever refuse the index, so it must not be reported up to date
     same = (old is not None and old.get("embedder_id") == emb.id and old.get("params") == params
-            and old.get("versions") == _versions() and old_hashes == new_hashes
+            and old.get("versions") == engine.versions() and old_hashes == new_hashes
             and old.get("layer_fingerprint") == fingerprint)
-    if same and not force and (index_dir(ws, backend) / "vectors.npy").is_file():
+    if same and not force and engine.is_ready(backend):
         report.up_to_date = True
         report.passages = int(old.get("passages", 0))  # type: ignore[union-attr]
         report.seconds = time.perf_counter() - t0
         return report
 
-    # dense: passages, vectors from the cache, the rest embedded
+    # dense: passages, vectors from the store, the rest embedded
     rows: list[int] = []
     p_hashes: list[str] = []
     todo: dict[str, str] = {}
@@ -187,7 +144,8 @@ def build_index(
             rows.append(n)
             p_hashes.append(h)
             todo.setdefault(h, p)
-    cached = _cached_vectors(ws, emb.id, list(todo))
+    store = VectorStore(ws)
+    cached = store.get(emb.id, todo)
     for h in cached:
         todo.pop(h, None)
     report.passages = len(p_hashes)
@@ -196,46 +154,27 @@ def build_index(
     report.embedded = len(todo)
     if progress:
         progress(len(cached), total_unique)
-    fresh = _embed_missing(ws, emb, todo, progress, len(cached), total_unique)
-    vec_of = {**cached, **fresh}
-    vectors = np.stack([vec_of[h] for h in p_hashes]).astype(np.float32)
+    _embed_missing(store, emb, todo, s.embed_batch, progress, len(cached), total_unique)
+    first = next(iter(cached.values()), None)
+    dim = int(first.shape[0]) if first is not None else int(store.get(emb.id, p_hashes[:1])[p_hashes[0]].shape[0])
 
-    # lexical: BM25 over title (weighted) + text
+    # lexical: BM25 over title (weighted) + text, analysed here for every engine
     analyzer = Analyzer(s.stopwords, s.stemmer)
-    corpus_terms = [analyzer.terms(lexical_text(it, s.title_weight)) or [""] for it in items]
-    bm25 = bm25s.BM25(k1=s.bm25_k1, b=s.bm25_b, method="lucene")
-    bm25.index(corpus_terms, show_progress=False)
-
-    manifest = {
+    terms = [analyzer.terms(lexical_text(it, s.title_weight)) for it in items]
+    header = {
         "backend": backend,
-        "versions": _versions(),
+        "engine": engine.name,
+        "versions": engine.versions(),
         "embedder_id": emb.id,
-        "dim": int(vectors.shape[1]),
+        "dim": dim,
         "params": params,
         "layer_fingerprint": fingerprint,
         "passages": len(p_hashes),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "items": new_hashes,
-        "content_hashes": {it.id: it.content_hash for it in items} if backend == "direct" else {},
     }
-    final = index_dir(ws, backend)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{backend}.", dir=final.parent))
-    try:
-        bm25.save(str(tmp / "bm25"), show_progress=False)
-        np.save(tmp / "vectors.npy", vectors)
-        np.save(tmp / "rows.npy", np.asarray(rows, dtype=np.int32))
-        atomic_write_text(tmp / "items.json", json.dumps([it.record() for it in items], ensure_ascii=False))
-        atomic_write_text(tmp / "manifest.json", json.dumps(manifest, indent=1, ensure_ascii=False))
-        old_dir = final.with_name(f".{backend}.old")
-        if old_dir.exists():
-            shutil.rmtree(old_dir)
-        if final.exists():
-            os.replace(final, old_dir)
-        os.replace(tmp, final)
-        shutil.rmtree(old_dir, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    engine.write(BuildInput(
+        backend=backend, items=items, terms=terms, passage_rows=np.asarray(rows, dtype=np.int32),
+        passage_hashes=p_hashes, vectors=lambda hs: store.matrix(emb.id, hs, dim), header=header, rebuild=force,
+    ))
     report.seconds = time.perf_counter() - t0
     return report

@@ -46,18 +46,20 @@ Long queries (a whole case, hundreds of words) are handled so that no part silen
 Every search first checks that the index still matches what it was built from (article content
 hashes for ``direct``, the layer fingerprint for ``wiki``, and the embedder id and parameters) and
 raises ``IndexStateError`` otherwise; it never answers from a stale index.
+
+Where the index is stored and its two rankings are computed is the engine's (``search.engine``:
+``embedded`` or ``milvus``, ``skillrag.search.engines``); everything above (analysis, query vector,
+depth, fusion, aggregation, filters, freshness) is this module's and the same on every engine.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 import threading
 from dataclasses import dataclass
 from typing import Any
 
-import bm25s
 import numpy as np
 
 from skillrag.corpus import ArticleStore
@@ -66,12 +68,13 @@ from skillrag.search._items import PageSource, WikiPageSource, no_layer_error, p
 from skillrag.search._passages import ScoredText, analyse, best_passage
 from skillrag.search._types import Hit, PageArticle, PageHit, PageView, SearchFilters
 from skillrag.search.embedders import Embedder
+from skillrag.search.engines import get_engine
 from skillrag.search.fusion import reciprocal_rank_fusion
-from skillrag.search.index import _versions, embedder_for, index_dir, index_params, read_manifest
+from skillrag.search.index import embedder_for, index_params
 from skillrag.search.tokenize import Analyzer
 from skillrag.workspace import Workspace
 
-__all__ = ["BACKENDS", "MODES", "Retriever", "open_retriever", "preview_of", "read_page"]
+__all__ = ["BACKENDS", "MAX_HIT_PAGES", "MODES", "Retriever", "open_retriever", "preview_of", "read_page"]
 
 BACKENDS = ("direct", "wiki")
 MODES = ("hybrid", "bm25", "dense")
@@ -82,6 +85,10 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _MIN_SENTENCE_WORDS = 3
 #: Article versions whose passages a retriever keeps analysed (previews of hits seen before are cheap).
 PASSAGE_CACHE = 4096
+#: Navigation pages named on one hit (``Hit.page_ids``): the best-ranked pages citing the article. An
+#: article of a big family sits on its entity page and many aspect pages; listing all of them (up to 11
+#: on τ²) on every hit was noise. Every page lists all of its articles (``search_pages``, ``read_page``).
+MAX_HIT_PAGES = 3
 
 
 @dataclass(frozen=True)
@@ -113,27 +120,23 @@ class Retriever:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._fresh_at: int | None = None
-        d = index_dir(ws, backend)
-        manifest = read_manifest(ws, backend)
-        if manifest is None:
+        self.engine = get_engine(ws)
+        index = self.engine.open(backend)
+        if index is None:
             if backend == "wiki" and self._pages.layer_fingerprint(ws) is None:
                 raise no_layer_error(ws)
             raise IndexStateError(f"no {backend} search index in {ws.root}; run `skillrag index --backend {backend}`")
-        self.manifest = manifest
-        self._check_build(manifest)
-        try:
-            self.items: list[dict[str, Any]] = json.loads((d / "items.json").read_text(encoding="utf-8"))
-            self.vectors = np.load(d / "vectors.npy")
-            rows = np.load(d / "rows.npy")
-            self.bm25 = bm25s.BM25.load(str(d / "bm25"), load_vocab=True, show_progress=False)
-        except (OSError, ValueError) as exc:
-            raise IndexStateError(f"{d}: the index is damaged ({exc}); run `skillrag index --force`") from None
-        if len(rows) != len(self.vectors) or (len(rows) and rows.max() >= len(self.items)):
-            raise IndexStateError(f"{d}: the index is damaged (rows do not match); run `skillrag index --force`")
-        self._starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if len(rows) else np.zeros(0, int)
+        self.index = index
+        #: items each ranking asks the engine for: None = all (an in-memory engine), else FUSION_DEPTH
+        self.depth: int | None = None if self.engine.exhaustive else FUSION_DEPTH
+        self.manifest = index.manifest
+        self._check_build(self.manifest)
+        self.items: list[dict[str, Any]] = index.items
+        #: BM25 vocabulary (term -> id) of the index; query terms outside it are dropped
+        self.vocab: dict[str, int] = index.vocab
         self.analyzer = Analyzer(self.settings.stopwords, self.settings.stemmer)
         n = len(self.items)
-        df = np.diff(np.asarray(self.bm25.scores["indptr"]))
+        df = np.asarray(index.df, dtype=np.float64)
         self.idf = np.log1p((n - df + 0.5) / (df + 0.5))
         self.index_of = {it["id"]: i for i, it in enumerate(self.items)}
         self._articles: Retriever | None = None
@@ -154,12 +157,15 @@ class Retriever:
                 f"the {self.backend} index was built with embedder {manifest.get('embedder_id')!r}, "
                 f"not {self.embedder.id!r}; run `skillrag index --backend {self.backend}`"
             )
-        if manifest.get("params") != index_params(self.settings) or manifest.get("versions") != _versions():
+        if (manifest.get("params") != index_params(self.settings)
+                or manifest.get("versions") != self.engine.versions()):
             raise IndexStateError(f"the {self.backend} index was built with other settings or library versions; "
                                   f"run `skillrag index --backend {self.backend}`")
 
     def check_fresh(self) -> None:
-        """Raise ``IndexStateError`` if the corpus (``direct``) or the layer (``wiki``) changed since the build."""
+        """Raise ``IndexStateError`` if the corpus (``direct``) or the layer (``wiki``) changed since the build,
+        or the stored index changed since it was opened."""
+        self.index.check_current()
         if self.backend == "wiki":
             fp = self._pages.layer_fingerprint(self.ws)
             if fp is None:
@@ -200,6 +206,7 @@ class Retriever:
         """Close the store connection kept for freshness checks (reopened on demand)."""
         if self._articles is not None:
             self._articles.close()
+        self.index.close()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
@@ -209,7 +216,7 @@ class Retriever:
     def query_terms(self, query: str) -> list[int]:
         """BM25 term ids of ``query`` in the index vocabulary, repeats kept (query term frequency);
         past ``max_query_terms`` distinct terms, only the highest-idf ones are kept (see module doc)."""
-        vocab = self.bm25.vocab_dict
+        vocab = self.vocab
         ids = [vocab[t] for t in self.analyzer.terms(query) if t in vocab]
         distinct = list(dict.fromkeys(ids))
         cap = self.settings.max_query_terms
@@ -219,11 +226,11 @@ class Retriever:
         return ids
 
     def bm25_scores(self, query: str) -> np.ndarray:
-        """``(n_items,)`` BM25 scores (Robertson & Zaragoza 2009, Lucene variant)."""
-        ids = self.query_terms(query)
-        if not ids:
-            return np.zeros(len(self.items), dtype=np.float32)
-        return np.asarray(self.bm25.get_scores_from_ids(ids), dtype=np.float32)
+        """``(n_items,)`` BM25 scores (Robertson & Zaragoza 2009, Lucene variant); 0 where no term matches."""
+        out = np.zeros(len(self.items), dtype=np.float32)
+        idx, sc = self.index.lexical(self.query_terms(query), len(self.items), None, None)
+        out[idx] = sc
+        return out
 
     def select_sentences(self, query: str, budget: int) -> str:
         """The query cut to ``budget`` model tokens by the ``select`` policy (module doc): the sentences
@@ -236,7 +243,7 @@ class Retriever:
         lengths = sizes(sents) if sents else []
         if not sents or sum(lengths) <= budget:
             return query
-        vocab = self.bm25.vocab_dict
+        vocab = self.vocab
         weight = [sum(self.idf[vocab[t]] for t in set(self.analyzer.terms(x)) if t in vocab) for x in sents]
         keep: list[int] = []
         used = 0
@@ -267,21 +274,24 @@ class Retriever:
     def dense_scores(self, query: str, qvec: np.ndarray | None = None) -> np.ndarray:
         """``(n_items,)`` cosine of the query with each item's best passage (``qvec``: the query
         vector if already computed with this embedder)."""
-        if not len(self.vectors):
-            return np.zeros(len(self.items), dtype=np.float32)
-        if qvec is None:
-            qvec = self.query_vector(query)
-        # einsum, not BLAS: waking BLAS worker threads right after an onnxruntime run cost ~20 ms
-        # per query on a busy 2-core machine; this loop is single-threaded and takes ~0.05 ms
-        sims = np.einsum("ij,j->i", self.vectors, qvec)
-        return np.maximum.reduceat(sims, self._starts).astype(np.float32)
+        out = np.zeros(len(self.items), dtype=np.float32)
+        idx, sc = self.index.dense(self.query_vector(query) if qvec is None else qvec, len(self.items), None, None)
+        out[idx] = sc
+        return out
 
-    def _rank(self, query: str, mask: np.ndarray | None = None, qvec: np.ndarray | None = None) -> _Ranked:
+    def _rank(self, query: str, mask: np.ndarray | None = None, qvec: np.ndarray | None = None,
+              filters: SearchFilters | None = None) -> _Ranked:
         """Every matching item, best first, under this retriever's mode, with each item's BM25 and
         dense ranks and its normalised score (see ``_Ranked``). ``mask``: ``(n_items,)`` bool, items
-        allowed; ``qvec``: a precomputed query vector."""
+        allowed (``filters``: the same restriction, passed on so an engine can apply it at its
+        source); ``qvec``: a precomputed query vector.
+
+        The rankings come from the engine. The embedded engine ranks every item (ranks and the dense
+        median are exact); an engine on a server ranks the best ``FUSION_DEPTH`` of each (``self.depth``):
+        items past that have no rank there, and the dense median is taken over the ranked ones.
+        """
         n = len(self.items)
-        allowed = np.ones(n, dtype=bool) if mask is None else mask
+        depth = self.depth or n
         s = self.settings
         bm_rank = np.zeros(n, dtype=np.int64)
         de_rank = np.zeros(n, dtype=np.int64)
@@ -289,21 +299,21 @@ class Retriever:
         rankings: list[np.ndarray] = []
         raw: np.ndarray | None = None
         if self.mode in ("bm25", "hybrid"):
-            b = self.bm25_scores(query)
-            keep = np.flatnonzero(allowed & (b > 0))
-            order = keep[np.argsort(-b[keep], kind="stable")]
+            order, sc = self.index.lexical(self.query_terms(query), depth, mask, filters)
+            b = np.zeros(n, dtype=np.float32)
+            b[order] = sc
             bm_rank[order] = np.arange(1, len(order) + 1)
-            top = float(b[order[0]]) if len(order) else 0.0
+            top = float(sc[0]) if len(order) else 0.0
             parts.append((s.bm25_weight, np.clip(b / top, 0.0, 1.0) if top > 0 else np.zeros(n, np.float32)))
             rankings.append(order)
             raw = b
         if self.mode in ("dense", "hybrid"):
-            d = self.dense_scores(query, qvec)
-            keep = np.flatnonzero(allowed)
-            order = keep[np.argsort(-d[keep], kind="stable")]
+            order, sc = self.index.dense(self.query_vector(query) if qvec is None else qvec, depth, mask, filters)
+            d = np.full(n, -1.0, dtype=np.float32)  # unranked items: below any cosine a ranked one has
+            d[order] = sc
             de_rank[order] = np.arange(1, len(order) + 1)
             if len(order):
-                top, mid = float(d[order[0]]), float(np.median(d[keep]))
+                top, mid = float(sc[0]), float(np.median(sc))
                 span = top - mid
                 nd = np.clip((d - mid) / span, 0.0, 1.0) if span > 1e-9 else (d >= top).astype(np.float32)
             else:
@@ -438,7 +448,7 @@ class Retriever:
         """The query's distinct BM25 terms with their idf in this index (for passage previews)."""
         inv = self._inv_vocab
         if inv is None:
-            inv = self._inv_vocab = {v: t for t, v in self.bm25.vocab_dict.items()}
+            inv = self._inv_vocab = {v: t for t, v in self.vocab.items()}
         return {inv[t]: float(self.idf[t]) for t in dict.fromkeys(self.query_terms(query))}
 
     def _hits(self, chosen: list[tuple[str, float, float, int, int, tuple[str, ...]]], query: str) -> list[Hit]:
@@ -460,7 +470,7 @@ class Retriever:
             preview, section = best_passage(art.body, art.sections, weights, self.analyzer.terms,
                                             analysed=self._analysed(art.content_hash, art.body))
             out.append(Hit(article_id=aid, score=float(score), title=art.title, preview=preview,
-                           page_ids=pages, relevance=round(last, 3), bm25_rank=br or None,
+                           page_ids=pages[:MAX_HIT_PAGES], relevance=round(last, 3), bm25_rank=br or None,
                            dense_rank=dr or None, section=section))
         return out
 
@@ -468,7 +478,7 @@ class Retriever:
         mask = None
         if filters is not None:
             mask = np.array([filters.accepts_item(it) for it in self.items], dtype=bool)
-        r = self._rank(query, mask, self._query_vector_once(query))
+        r = self._rank(query, mask, self._query_vector_once(query), filters)
         chosen = [(self.items[i]["id"], sc, float(r.norm[i]), int(r.bm25_rank[i]), int(r.dense_rank[i]), ())
                   for i, sc in zip(r.order[:k], r.scores[:k], strict=True)]
         return self._hits(chosen, query)
@@ -530,7 +540,7 @@ class Retriever:
             j = arts.index_of.get(a)  # a cited id missing from the corpus is skipped
             if j is not None:
                 mask[j] = filters is None or filters.accepts_item(arts.items[j])
-        own = arts._rank(query, mask, qvec=qvec)
+        own = arts._rank(query, mask, qvec=qvec, filters=filters)
         art_rank = {arts.items[j]["id"]: r for r, j in enumerate(own.order)}
         rk = self.settings.rrf_k
         unranked = len(arts.items)  # not matched by the article ranking (e.g. no BM25 term): no share

@@ -84,6 +84,37 @@ class SearchSettings(_Section):
     wiki_order: Literal["fused", "page"] = Field(
         "fused", description="wiki backend: fuse page rank with each article's own rank (RRF), or page order."
     )
+    embed_batch: int = Field(
+        32, ge=1, le=4096, description="Passages per embedding call during a build, each batch stored at once "
+        "(resume point); batches are formed from passages of similar token length."
+    )
+    embed_threads: int | None = Field(
+        None, ge=1, le=256, description="Embedding threads: onnxruntime intra-op threads (onnx, minilm-int8), "
+        "or requests in flight (openai); none = the CPUs available (onnx) or 1 (openai)."
+    )
+    engine: Literal["embedded", "milvus"] = Field(
+        "embedded", description="Where the index is stored and scored: `embedded` (files in the workspace, "
+        "BM25 by bm25s, brute-force numpy dense scoring) or `milvus` (Milvus Lite file or a Milvus server)."
+    )
+    milvus_uri: str | None = Field(
+        None, description="milvus engine: a `.db` file path (Milvus Lite, in process; relative to the workspace) "
+        "or `http(s)://host:19530` (Milvus standalone or cluster); none = `.skillrag/milvus.db`."
+    )
+    milvus_token: str | None = Field(
+        None, description="milvus engine: `user:password` or API key; $SKILLRAG_MILVUS_TOKEN wins when set."
+    )
+    milvus_database: str | None = Field(None, description="milvus engine: database name; none = the default one.")
+    milvus_collection: str = Field(
+        "skillrag", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,200}$",
+        description="milvus engine: collection-name prefix (`<prefix>_<backend>_items|passages|meta`).",
+    )
+    milvus_index: Literal["FLAT", "AUTOINDEX"] = Field(
+        "FLAT", description="milvus engine: dense index; FLAT is exact (the embedded engine's ranking), "
+        "AUTOINDEX lets Milvus choose an approximate one (faster at millions of passages)."
+    )
+    milvus_timeout_s: float = Field(
+        10.0, gt=0, description="milvus engine: connection and per-call timeout, in seconds."
+    )
 
 
 class WikiSettings(_Section):

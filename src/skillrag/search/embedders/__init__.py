@@ -22,41 +22,41 @@ from skillrag.search.embedders._base import Embedder, l2_normalize
 __all__ = ["EMBEDDERS", "Embedder", "get_embedder", "l2_normalize"]
 
 
-def _minilm(model: str | None, tokenizer: str | None, url: str | None) -> Embedder:
+def _minilm(model: str | None, tokenizer: str | None, url: str | None, threads: int | None) -> Embedder:
     from skillrag.search.embedders.onnx import OnnxEmbedder, default_minilm_paths
 
     path, tok, sha = default_minilm_paths()
-    return OnnxEmbedder(path, tok, name="minilm-int8", sha256=sha)
+    return OnnxEmbedder(path, tok, name="minilm-int8", sha256=sha, threads=threads)
 
 
-def _onnx(model: str | None, tokenizer: str | None, url: str | None) -> Embedder:
+def _onnx(model: str | None, tokenizer: str | None, url: str | None, threads: int | None) -> Embedder:
     from skillrag.search.embedders.onnx import OnnxEmbedder
 
     if not model or not tokenizer:
         raise ConfigError("the onnx embedder needs search.embedder_model (.onnx) and search.embedder_tokenizer")
-    return OnnxEmbedder(model, tokenizer, name="onnx")
+    return OnnxEmbedder(model, tokenizer, name="onnx", threads=threads)
 
 
-def _st(model: str | None, tokenizer: str | None, url: str | None) -> Embedder:
+def _st(model: str | None, tokenizer: str | None, url: str | None, threads: int | None) -> Embedder:
     from skillrag.search.embedders.st import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder(model)
 
 
-def _openai(model: str | None, tokenizer: str | None, url: str | None) -> Embedder:
+def _openai(model: str | None, tokenizer: str | None, url: str | None, threads: int | None) -> Embedder:
     from skillrag.search.embedders.openai_compat import OpenAIEmbedder
 
-    return OpenAIEmbedder(url, model)
+    return OpenAIEmbedder(url, model, concurrency=threads or 1)
 
 
-def _hash(model: str | None, tokenizer: str | None, url: str | None) -> Embedder:
+def _hash(model: str | None, tokenizer: str | None, url: str | None, threads: int | None) -> Embedder:
     from skillrag.search.testing import HashEmbedder
 
     return HashEmbedder()
 
 
-#: name -> factory(model, tokenizer, url); the CLI takes its choices from these keys.
-EMBEDDERS: dict[str, Callable[[str | None, str | None, str | None], Embedder]] = {
+#: name -> factory(model, tokenizer, url, threads); the CLI takes its choices from these keys.
+EMBEDDERS: dict[str, Callable[[str | None, str | None, str | None, int | None], Embedder]] = {
     "minilm-int8": _minilm,
     "onnx": _onnx,
     "sentence-transformers": _st,
@@ -67,8 +67,11 @@ EMBEDDERS: dict[str, Callable[[str | None, str | None, str | None], Embedder]] =
 
 @lru_cache(maxsize=8)
 def get_embedder(name: str, *, model: str | None = None, tokenizer: str | None = None,
-                 url: str | None = None) -> Embedder:
+                 url: str | None = None, threads: int | None = None) -> Embedder:
     """The embedder registered as ``name`` (cached per process: loading a model takes ~0.3 s).
+
+    ``threads``: onnxruntime intra-op threads for the ONNX embedders, requests in flight for
+    ``openai`` (``search.embed_threads``); it never changes the vectors, so not the embedder's id.
 
     Raises ``ConfigError`` for an unknown name, ``EmbedderError`` / ``MissingExtraError`` from the backend.
     """
@@ -76,4 +79,4 @@ def get_embedder(name: str, *, model: str | None = None, tokenizer: str | None =
         factory = EMBEDDERS[name]
     except KeyError:
         raise ConfigError(f"unknown embedder {name!r} (known: {', '.join(EMBEDDERS)})") from None
-    return factory(model, tokenizer, url)
+    return factory(model, tokenizer, url, threads)

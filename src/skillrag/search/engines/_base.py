@@ -1,0 +1,136 @@
+"""The engine seam: where one backend's index is stored and where its two rankings are computed.
+
+Everything that decides *what* is ranked stays outside the engine and is identical on every engine:
+items and their passages (split and title prefix), the embedder and the query-vector policy, the
+lexical analysis (an engine receives analysed terms, never raw text), BM25 k1/b, the fusion depth,
+reciprocal rank fusion and its weights, the passage→item aggregation (best passage), filters, and
+the manifest that records how the index was built. An engine stores what a build hands it and
+answers two calls: the best ``depth`` items by BM25 for some analysed query terms, and the best
+``depth`` items by the cosine of their best passage with a query vector.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from skillrag.search._items import Item
+from skillrag.search._types import SearchFilters
+
+__all__ = ["BuildInput", "Engine", "EngineIndex", "Ranking", "empty_ranking", "top_k"]
+
+#: ``(item indices int64, scores float32)``, best first, at most ``depth`` long.
+Ranking = tuple[np.ndarray, np.ndarray]
+
+
+def empty_ranking() -> Ranking:
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+
+
+def top_k(scores: np.ndarray, candidates: np.ndarray, depth: int | None) -> Ranking:
+    """The best ``depth`` of ``candidates`` (increasing item indices) by ``scores`` (``(n_items,)``).
+
+    Ties keep index order, so the result equals a stable full sort cut at ``depth``; the work is an
+    ``argpartition`` (O(n)) plus a sort of the ``depth`` best (and of any items tied with the last).
+    """
+    s = scores[candidates]
+    if depth is not None and 0 < depth < len(s):
+        part = np.argpartition(-s, depth - 1)[:depth]
+        sel = np.flatnonzero(s >= s[part].min())  # everything tied with the cut, for a stable order
+    else:
+        sel = np.arange(len(s))
+    order = sel[np.argsort(-s[sel], kind="stable")][:depth]
+    idx = candidates[order].astype(np.int64, copy=False)
+    return idx, scores[idx].astype(np.float32, copy=False)
+
+
+@dataclass(frozen=True)
+class BuildInput:
+    """What ``build_index`` hands an engine: the complete new state of one backend's index.
+
+    ``terms[i]``: the analysed BM25 terms of ``items[i]`` (title weighted, stop words dropped,
+    stems applied). ``passage_rows[j]``: the item of passage ``j`` (non-decreasing; every item has at
+    least one passage); ``passage_hashes[j]``: sha256 hex of its text. ``vectors(hashes)`` returns
+    ``(len(hashes), dim)`` float32 unit vectors from the vector store. ``header``: the manifest
+    without its per-item maps (``backend``, ``engine``, ``versions``, ``embedder_id``, ``dim``,
+    ``params``, ``layer_fingerprint``, ``passages``, ``built_at``). ``rebuild``: start from nothing
+    even if the stored index could be updated in place.
+    """
+
+    backend: str
+    items: list[Item]
+    terms: list[list[str]]
+    passage_rows: np.ndarray
+    passage_hashes: list[str]
+    vectors: Callable[[Sequence[str]], np.ndarray]
+    header: dict[str, Any]
+    rebuild: bool = False
+
+
+class EngineIndex(Protocol):
+    """One backend's index, open for searching.
+
+    ``items``: item records (``id``, ``title``, ``source_tag``, ``source_path``, ``cites``,
+    ``preview``, ``hash``), the positions that rankings refer to. ``manifest``: how it was built, with
+    ``items`` (id → item hash) and ``content_hashes`` (id → article content hash, ``direct`` only).
+    ``vocab`` (term → id) and ``df`` (``(n_terms,)`` document frequencies) describe the BM25
+    vocabulary. ``mask`` (``(n_items,)`` bool or None) is exact; ``filters`` is the same restriction
+    as a hint an engine may push down to its server (it must still honour ``mask``).
+    """
+
+    items: list[dict[str, Any]]
+    manifest: dict[str, Any]
+    vocab: dict[str, int]
+    df: np.ndarray
+
+    def lexical(self, term_ids: Sequence[int], depth: int, mask: np.ndarray | None,
+                filters: SearchFilters | None) -> Ranking:
+        """The best ``depth`` items by BM25 (Lucene variant) for the query terms (repeats count as query
+        term frequency); only items with a positive score."""
+        ...
+
+    def dense(self, qvec: np.ndarray, depth: int, mask: np.ndarray | None,
+              filters: SearchFilters | None) -> Ranking:
+        """The best ``depth`` items by the inner product of ``qvec`` (``(dim,)`` unit float32) with their
+        best passage (a cosine, −1..1)."""
+        ...
+
+    def check_current(self) -> None:
+        """Raise ``IndexStateError`` if the stored index was changed since this one was opened."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class Engine(Protocol):
+    """Stores and opens the indexes of one workspace. ``name`` is its registry key. ``exhaustive``: ranking
+    every item is cheap (in memory), so the retriever asks for complete rankings (exact ranks of every
+    item); otherwise it asks for the fusion depth only."""
+
+    name: str
+    exhaustive: bool
+
+    def versions(self) -> dict[str, str]:
+        """What must match between the build and the search, besides settings (library and format)."""
+        ...
+
+    def read_manifest(self, backend: str) -> dict[str, Any] | None:
+        """The full manifest of ``backend``'s index, or None when there is none."""
+        ...
+
+    def is_ready(self, backend: str) -> bool:
+        """True when the stored index is complete (nothing half-written or missing)."""
+        ...
+
+    def write(self, data: BuildInput) -> None:
+        """Store the new state (incrementally where the engine can); nothing is half-visible to a search:
+        either the old index, the new one, or a refusal that names ``skillrag index``."""
+        ...
+
+    def open(self, backend: str) -> EngineIndex | None:
+        """The stored index of ``backend`` (None when there is none). Raises ``IndexStateError`` when it
+        is damaged or half-built, ``EngineError`` when the engine cannot be reached."""
+        ...

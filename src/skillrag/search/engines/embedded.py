@@ -1,0 +1,164 @@
+"""The ``embedded`` engine: files in the workspace, BM25 by ``bm25s``, dense scoring by numpy.
+
+Layout (under the workspace's ``.skillrag/``)::
+
+    search/<backend>/manifest.json   how it was built: versions, embedder id, parameters, item hashes
+    search/<backend>/items.json      item records (id, title, source tag/path, cited article ids)
+    search/<backend>/bm25/           the bm25s index (its own params.index.json inside)
+    search/<backend>/rows.npy        (n_passages,) int32: the item each passage belongs to
+    search/<backend>/passages.npy    (n_passages,) S64: sha256 hex of each passage's text
+
+The passage vectors are not copied here: they are read from the workspace's one vector store
+(``skillrag.search.vectors``) when the index is opened. A write builds a fresh folder and swaps it in
+with two renames, so a search never sees a half-written index; the manifest is written last.
+
+Scoring is exact brute force: BM25 scores of every item from the sparse bm25s matrix, the inner
+product of the query vector with every passage (``einsum``), the best passage per item
+(``maximum.reduceat``), then the best ``depth`` items by ``argpartition`` (no full sort). Measured on
+synthetic corpora (``benchmarks/engines.py``, hybrid long queries, 2 cores): p50 2.3 ms at 7.5k
+passages, 5.3 ms at 35k, 59 ms at 350k (∝ passages^0.86), faster than Milvus Lite at all three.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import numpy as np
+
+import skillrag
+from skillrag.errors import IndexStateError
+from skillrag.search._types import SearchFilters
+from skillrag.search.engines._base import BuildInput, Ranking, empty_ranking, top_k
+from skillrag.search.vectors import VectorStore
+from skillrag.workspace import Workspace, atomic_write_text
+
+__all__ = ["FORMAT_VERSION", "EmbeddedEngine", "EmbeddedIndex", "index_dir"]
+
+#: 3: passage vectors live only in the vector store (format 2 kept a copy in vectors.npy).
+FORMAT_VERSION = 3
+
+
+def index_dir(ws: Workspace, backend: str) -> Path:
+    """The folder of ``backend``'s embedded index."""
+    return ws.state_dir / "search" / backend
+
+
+class EmbeddedIndex:
+    """An embedded index loaded into memory (see the module doc). Raises ``IndexStateError`` when a file
+    is damaged or a vector is missing from the store."""
+
+    def __init__(self, ws: Workspace, folder: Path, manifest: dict[str, Any]) -> None:
+        self.manifest = manifest
+        try:
+            self.items: list[dict[str, Any]] = json.loads((folder / "items.json").read_text(encoding="utf-8"))
+            rows = np.load(folder / "rows.npy")
+            hashes = np.load(folder / "passages.npy")
+            self.bm25 = bm25s.BM25.load(str(folder / "bm25"), load_vocab=True, show_progress=False)
+        except (OSError, ValueError) as exc:
+            raise IndexStateError(f"{folder}: the index is damaged ({exc}); run `skillrag index --force`") from None
+        if (len(rows) != len(hashes) or (len(rows) and (rows.max() >= len(self.items) or rows.min() < 0))
+                or np.any(np.diff(rows) < 0)):
+            raise IndexStateError(f"{folder}: the index is damaged (rows do not match); run `skillrag index --force`")
+        self.vectors = VectorStore(ws).matrix(str(manifest.get("embedder_id")),
+                                              [h.decode("ascii") for h in hashes.tolist()],
+                                              int(manifest.get("dim", 0)))
+        self._starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if len(rows) else np.zeros(0, int)
+        if len(self._starts) != len(self.items):
+            raise IndexStateError(f"{folder}: the index is damaged (an item has no passage); "
+                                  "run `skillrag index --force`")
+        self.vocab: dict[str, int] = self.bm25.vocab_dict
+        self.df = np.diff(np.asarray(self.bm25.scores["indptr"]))
+
+    def lexical(self, term_ids: Sequence[int], depth: int, mask: np.ndarray | None,
+                filters: SearchFilters | None) -> Ranking:
+        if not term_ids:
+            return empty_ranking()
+        b = np.asarray(self.bm25.get_scores_from_ids(list(term_ids)), dtype=np.float32)
+        keep = b > 0 if mask is None else mask & (b > 0)
+        return top_k(b, np.flatnonzero(keep), depth)
+
+    def dense(self, qvec: np.ndarray, depth: int, mask: np.ndarray | None,
+              filters: SearchFilters | None) -> Ranking:
+        if not len(self.vectors):
+            return empty_ranking()
+        # einsum, not BLAS: waking BLAS worker threads right after an onnxruntime run cost ~20 ms
+        # per query on a busy 2-core machine; this loop is single-threaded
+        sims = np.einsum("ij,j->i", self.vectors, qvec)
+        best = np.maximum.reduceat(sims, self._starts).astype(np.float32)
+        keep = np.arange(len(best)) if mask is None else np.flatnonzero(mask)
+        return top_k(best, keep, depth)
+
+    def check_current(self) -> None:
+        """Nothing to do: a rebuild swaps in a new folder, never changes the files this index read."""
+
+    def close(self) -> None:
+        """Nothing to release (the index lives in memory)."""
+
+
+class EmbeddedEngine:
+    """Indexes stored as files in the workspace (module doc)."""
+
+    name = "embedded"
+    exhaustive = True
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+
+    def versions(self) -> dict[str, str]:
+        return {"skillrag": skillrag.__version__, "bm25s": bm25s.__version__, "format": str(FORMAT_VERSION)}
+
+    def read_manifest(self, backend: str) -> dict[str, Any] | None:
+        path = index_dir(self.ws, backend) / "manifest.json"
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise IndexStateError(f"{path}: unreadable index manifest ({exc}); run `skillrag index`") from None
+
+    def is_ready(self, backend: str) -> bool:
+        d = index_dir(self.ws, backend)
+        return all((d / name).exists() for name in ("manifest.json", "items.json", "rows.npy", "passages.npy", "bm25"))
+
+    def write(self, data: BuildInput) -> None:
+        params = data.header["params"]
+        bm25 = bm25s.BM25(k1=params["bm25_k1"], b=params["bm25_b"], method=params.get("bm25_method", "lucene"))
+        bm25.index([t or [""] for t in data.terms], show_progress=False)
+        manifest = {
+            **data.header,
+            "items": {it.id: it.hash for it in data.items},
+            "content_hashes": {it.id: it.content_hash for it in data.items} if data.backend == "direct" else {},
+        }
+        final = index_dir(self.ws, data.backend)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{data.backend}.", dir=final.parent))
+        try:
+            bm25.save(str(tmp / "bm25"), show_progress=False)
+            np.save(tmp / "rows.npy", np.asarray(data.passage_rows, dtype=np.int32))
+            np.save(tmp / "passages.npy", np.asarray(data.passage_hashes, dtype="S64"))
+            atomic_write_text(tmp / "items.json",
+                              json.dumps([it.record() for it in data.items], ensure_ascii=False))
+            atomic_write_text(tmp / "manifest.json", json.dumps(manifest, indent=1, ensure_ascii=False))
+            old_dir = final.with_name(f".{data.backend}.old")
+            if old_dir.exists():
+                shutil.rmtree(old_dir)
+            if final.exists():
+                os.replace(final, old_dir)
+            os.replace(tmp, final)
+            shutil.rmtree(old_dir, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+    def open(self, backend: str) -> EmbeddedIndex | None:
+        manifest = self.read_manifest(backend)
+        if manifest is None:
+            return None
+        return EmbeddedIndex(self.ws, index_dir(self.ws, backend), manifest)
