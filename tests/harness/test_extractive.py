@@ -384,3 +384,26 @@ def test_a_lookup_follow_up_reads_the_procedure_that_retrieves_the_identifier(tm
     out = run_case(w, case, retriever=FakeRetriever(w), budgets={"max_fetches": 4}).output
     reads = {r["id"]: r["why"] for r in out["meta"]["reads"]}
     assert reads.get("kb_find") == "follow-up" and reads.get("kb_forum") != "follow-up", reads
+
+
+def test_the_overview_page_of_the_case_category_gives_the_leads():
+    from types import SimpleNamespace as NS
+
+    from skillrag.harness.extractive import _NavLayer
+    from skillrag.search.tokenize import Analyzer
+
+    def page(pid, kind, title, ids):
+        return NS(id=pid, kind=kind, title=title, sources=[NS(id=i, title=i, summary="") for i in ids])
+
+    layer = _NavLayer([
+        page("general", "entity", "Accounts (general)", ["gen_1", "gen_2"]),
+        page("blue", "entity", "Blue Account", ["blue_1"]),
+        page("navy", "entity", "Navy Account", ["navy_1"]),
+        page("ov-personal", "aspect", "Overview across checking accounts", ["gen_1", "blue_1"]),
+        page("ov-business", "aspect", "Overview across business checking accounts", ["gen_2", "navy_1"]),
+    ])
+    an = Analyzer(None, "english")
+    # the best hits are general articles listed by both overviews: the case's own words pick the category
+    assert layer.lead_articles(["gen_1", "gen_2"], frozenset(an.terms("business checking")), an)[1][0] == "navy_1"
+    assert layer.lead_articles(["gen_1", "gen_2", "blue_1"])[1][0] == "blue_1"
+    assert layer.lead_articles(["elsewhere"]) == []

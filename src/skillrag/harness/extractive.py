@@ -802,7 +802,8 @@ class _State:
         page's list, ``_NavLayer.lead_articles``): products named in their titles, the ones retrieval
         found first, at most ``limit``, one per family."""
         top = [h["article_id"] for role in ("want", "detail") for h in self.hits.get(role, [])[:10]]
-        leads = [(a, t) for a, t in self.pages.lead_articles(list(dict.fromkeys(top)))
+        leads = [(a, t) for a, t in self.pages.lead_articles(list(dict.fromkeys(top)), self.focus.want_terms,
+                                                             self.h.analyzer)
                  if a not in self.read_ids() and _TITLE_NAME.match(t.strip()) and not t.rstrip().endswith("?")]
         leads.sort(key=lambda item: -self.fused.get(item[0], 0.0))
         families: set[str] = set()
@@ -1006,22 +1007,28 @@ class _NavLayer:
                 return self._sources(p)
         return []
 
-    def lead_articles(self, hit_ids: list[str]) -> list[tuple[str, str]]:
+    def lead_articles(self, hit_ids: list[str], want_terms: frozenset[str] = frozenset(),
+                      analyzer: Analyzer | None = None) -> list[tuple[str, str]]:
         """``(id, title)`` of the lead articles on the category overview page (an aspect page whose title
-        says "Overview", listing each sibling product's lead article) that covers most of the families
-        of ``hit_ids`` (the entity pages listing them); ``[]`` without such a page."""
+        says "Overview", listing each sibling product's lead article) that covers the most families of
+        ``hit_ids`` (the entity pages listing them) plus the most ``want_terms`` in its title ("Overview
+        across business checking accounts" for a business account); ``[]`` without such a page."""
         family_of: dict[str, int] = {}
         for n, p in enumerate(self.entities):
             for a, _ in self._sources(p):
                 family_of.setdefault(a, n)
         hit_families = {family_of[a] for a in hit_ids if a in family_of}
-        best, overlap = None, 0
+        best, score = None, 0
         for p in self.aspects:
-            if not _OVERVIEW.search(getattr(p, "title", "")):
+            title = getattr(p, "title", "")
+            if not _OVERVIEW.search(title):
                 continue
             have = {family_of[a] for a, _ in self._sources(p) if a in family_of}
-            if len(have & hit_families) > overlap:
-                best, overlap = p, len(have & hit_families)
+            if not have & hit_families:
+                continue
+            named = len(set(content_terms(title, analyzer)) & want_terms) if analyzer is not None else 0
+            if len(have & hit_families) + named > score:
+                best, score = p, len(have & hit_families) + named
         return self._sources(best) if best is not None else []
 
     def aspect_articles(self, want: str, analyzer: Analyzer) -> list[str]:
