@@ -407,3 +407,22 @@ def test_the_overview_page_of_the_case_category_gives_the_leads():
     assert layer.lead_articles(["gen_1", "gen_2"], frozenset(an.terms("business checking")), an)[1][0] == "navy_1"
     assert layer.lead_articles(["gen_1", "gen_2", "blue_1"])[1][0] == "blue_1"
     assert layer.lead_articles(["elsewhere"]) == []
+
+
+def test_a_named_products_overview_is_the_lead_article_the_layer_lists():
+    from types import SimpleNamespace as NS
+
+    from skillrag.harness.extractive import ExtractiveHarness, _NavLayer, _State
+
+    def page(pid, kind, title, items):
+        return NS(id=pid, kind=kind, title=title, sources=[NS(id=i, title=t, summary="") for i, t in items])
+
+    gold = [("gold_1", "Gold Card: Apply for a premium card"), ("gold_2", "Gold Card: Partner shopping guide")]
+    layer = _NavLayer([page("gold", "entity", "Gold Card (cards)", gold),
+                       page("ov", "aspect", "Overview across cards", [gold[0]])])
+    focus = case_focus(Case(case_id="x", contact_reason="What does my Gold Card cost?"))
+    state = _State(NS(tools=NS()), ExtractiveHarness(), focus)
+    state.titles = dict(gold)  # as if search had returned both
+    assert state._overview("Gold Card") == "gold_2"  # by title alone, a "guide" reads as the overview
+    state.pages = layer
+    assert state._overview("Gold Card") == "gold_1"  # the layer's own lead article for the product

@@ -674,17 +674,20 @@ class _State:
 
     def _overview(self, name: str) -> str | None:
         """The overview article of product ``name``: from its entity page, else from the hits whose
-        titles start with the name (an "at a glance" / "overview" / "getting started" title first)."""
+        titles start with the name (the lead article a category overview page lists first, then an
+        "at a glance" / "overview" / "getting started" title)."""
         cands = self.pages.entity_articles(name) or [(a, t) for a, t in self.titles.items() if _starts_with(t, name)]
         cands = [(a, t) for a, t in cands if a not in self.read_ids()]
         if not cands:
             return None
         rank = {a: n for n, a in enumerate(sorted(self.fused, key=lambda a: -self.fused[a]))}
 
+        leads = self.pages.lead_ids()
+
         def key(item: tuple[str, str]) -> tuple[int, int, int]:
             aid, title = item
             rest = title[len(name):] if _starts_with(title, name) else title
-            tier = 0 if _OVERVIEW.search(rest) else 1 if _OVERVIEW_WEAK.search(rest) else 2
+            tier = -1 if aid in leads else 0 if _OVERVIEW.search(rest) else 1 if _OVERVIEW_WEAK.search(rest) else 2
             return (tier, len(rest.split()), rank.get(aid, 10_000))
 
         return min(cands, key=key)[0]
@@ -1006,6 +1009,11 @@ class _NavLayer:
             if _starts_with(p.title, name):
                 return self._sources(p)
         return []
+
+    def lead_ids(self) -> set[str]:
+        """Every article a category overview page (an aspect page titled "Overview …") lists as a
+        product's lead article."""
+        return {a for p in self.aspects if _OVERVIEW.search(getattr(p, "title", "")) for a, _ in self._sources(p)}
 
     def lead_articles(self, hit_ids: list[str], want_terms: frozenset[str] = frozenset(),
                       analyzer: Analyzer | None = None) -> list[tuple[str, str]]:
