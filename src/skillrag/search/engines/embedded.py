@@ -76,11 +76,24 @@ class EmbeddedIndex:
         self.vocab: dict[str, int] = self.bm25.vocab_dict
         self.df = np.diff(np.asarray(self.bm25.scores["indptr"]))
 
+    def lexical_scores(self, term_ids: Sequence[int]) -> np.ndarray:
+        if not term_ids:
+            return np.zeros(len(self.items), dtype=np.float32)
+        return np.asarray(self.bm25.get_scores_from_ids(list(term_ids)), dtype=np.float32)
+
+    def dense_scores(self, qvec: np.ndarray) -> np.ndarray:
+        if not len(self.vectors):
+            return np.zeros(len(self.items), dtype=np.float32)
+        # einsum, not BLAS: waking BLAS worker threads right after an onnxruntime run cost ~20 ms
+        # per query on a busy 2-core machine; this loop is single-threaded
+        sims = np.einsum("ij,j->i", self.vectors, qvec)
+        return np.maximum.reduceat(sims, self._starts).astype(np.float32)
+
     def lexical(self, term_ids: Sequence[int], depth: int, mask: np.ndarray | None,
                 filters: SearchFilters | None) -> Ranking:
         if not term_ids:
             return empty_ranking()
-        b = np.asarray(self.bm25.get_scores_from_ids(list(term_ids)), dtype=np.float32)
+        b = self.lexical_scores(term_ids)
         keep = b > 0 if mask is None else mask & (b > 0)
         return top_k(b, np.flatnonzero(keep), depth)
 
@@ -88,10 +101,7 @@ class EmbeddedIndex:
               filters: SearchFilters | None) -> Ranking:
         if not len(self.vectors):
             return empty_ranking()
-        # einsum, not BLAS: waking BLAS worker threads right after an onnxruntime run cost ~20 ms
-        # per query on a busy 2-core machine; this loop is single-threaded
-        sims = np.einsum("ij,j->i", self.vectors, qvec)
-        best = np.maximum.reduceat(sims, self._starts).astype(np.float32)
+        best = self.dense_scores(qvec)
         keep = np.arange(len(best)) if mask is None else np.flatnonzero(mask)
         return top_k(best, keep, depth)
 
