@@ -45,7 +45,7 @@ def test_every_tool_result_has_the_budget_pages_and_the_article_header(ws, cases
         return step
 
     nxt = {
-        "load": call("retrieve", query="lost card freeze", id_prefix=["kb_card"]),
+        "load": call("retrieve", query="lost card freeze", id_prefix=["kb_card"], title_contains=["DEBIT card"]),
         "search": call("retrieve", page="kb-card-lost"),
         "page": call("get_article", article_id="kb_card_lost", section="Procedure"),
         "article": _save(("kb_card_lost", GOOD), check=True,
@@ -62,10 +62,13 @@ def test_every_tool_result_has_the_budget_pages_and_the_article_header(ws, cases
     ])
     res = run_case(ws, cases.load("case_lost"), harness=LLMHarness(model), cases=cases, retriever=wiki_retriever)
     assert res.status == "accepted", res.record.error
-    assert seen["load"]["budget"] == {"queries_left": 5, "fetches_left": 12, "saves_left": 4} and seen["load"]["as_of"]
+    assert seen["load"]["budget"] == {"counted": "after this call", "queries_left": 5, "queries_used": 0,
+                                      "fetches_left": 12, "fetches_used": 0, "saves_left": 4, "saves_used": 0}
+    assert seen["load"]["as_of"]
     search = seen["search"]
-    assert search["filters"] == {"id_prefixes": ["kb_card"]} and search["budget"]["queries_left"] == 4
-    assert {h["article_id"] for h in search["hits"]} <= {"kb_card_lost", "kb_card_travel"}
+    assert search["filters"] == {"id_prefixes": ["kb_card"], "title_contains": ["DEBIT card"]}
+    assert search["budget"]["queries_left"] == 4
+    assert [h["article_id"] for h in search["hits"]] == ["kb_card_lost"]  # "Lost or stolen debit cards" only
     assert search["hits"][0]["relevance"] == 1.0 and search["hits"][0]["section"]
     assert search["pages"] and all(set(p) >= {"page_id", "kind", "title", "intent", "articles"} for p in search["pages"])
     assert seen["page"]["page"]["page_id"] == "kb-card-lost" and seen["page"]["budget"]["queries_left"] == 3
@@ -89,8 +92,7 @@ def test_refusal_is_the_line_every_surface_gives(ws, cases, retriever):
     assert res.status == "accepted"
     refused = last_tool_return(model.requests[2], "retrieve")
     state = BudgetLedger(ws).get(res.output["audit"]["session"]["id"])
-    assert refused == {"error": refusal("query", state), "budget": {"queries_left": 0, "fetches_left": 12,
-                                                                     "saves_left": 4}}
+    assert refused == {"error": refusal("query", state), "budget": {"counted": "after this call", "queries_left": 0, "queries_used": 1, "fetches_left": 12, "fetches_used": 0, "saves_left": 4, "saves_used": 0}}
 
 
 def test_two_runs_of_one_case_have_their_own_accounts(ws, cases, retriever):

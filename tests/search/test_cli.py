@@ -27,6 +27,8 @@ def test_search_table_and_filters(ws, capsys):
     assert "lost_card" in out and "card_fees" in out and "wire" not in out
     assert main(["search", "account", "-w", str(ws.root), "--prefix", "open_", "--json"]) == 0
     assert [h["article_id"] for h in json.loads(capsys.readouterr().out)] == ["open_savings"]
+    assert main(["search", "account", "-w", str(ws.root), "--title-contains", "SAVINGS", "--json"]) == 0
+    assert [h["article_id"] for h in json.loads(capsys.readouterr().out)] == ["open_savings"]
 
 
 def test_cli_errors_are_one_line(ws, capsys):

@@ -71,6 +71,20 @@ def test_filters_by_title_prefix_and_id_prefix(hws, emb):
         "title_prefixes": ["x"], "id_prefixes": ["y"]}
 
 
+def test_title_contains_finds_a_word_anywhere_in_the_title(hws, emb):
+    """Internal articles are titled "Internal: …" or "… (Internal)": a prefix finds only the first kind."""
+    suffix = SearchFilters(title_contains=["internal"])
+    assert suffix.accepts("", "", "Wire limits  (INTERNAL)") and suffix.accepts("", "", "Internal: wire limits")
+    assert not SearchFilters(title_prefixes=["Internal:"]).accepts("", "", "Wire limits (Internal)")
+    assert not suffix.accepts("", "", "Wire limits") and not suffix.is_empty()
+    r = open_retriever(hws, embedder=emb)
+    cards = r.search("fee account", k=10, filters=SearchFilters(title_contains=["CARD", "zzz"]))
+    assert {h.article_id for h in cards} == {"premium", "basic"}  # any of the values, any case
+    both = SearchFilters(title_contains=["card"], title_prefixes=["basic"])  # every filter given must pass
+    assert [h.article_id for h in r.search("card", k=10, filters=both)] == ["basic"]
+    assert SearchFilters(title_contains=["a  b"]).describe() == {"title_contains": ["a  b"]}
+
+
 def test_split_passages_follow_structure():
     body = ("# T\n\nIntro line one\ncontinues here.\n\n1. First step.\n2. Second step\n   wraps.\n\n"
             "| a | b |\n|---|---|\n| 1 | 2 |\n")

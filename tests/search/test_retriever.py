@@ -262,3 +262,19 @@ def test_real_wiki_layer_edited_in_place_makes_the_index_stale(built, emb):
         fh.write("\n")
     with pytest.raises(IndexStateError, match="navigation layer changed"):
         r.search("wire abroad")
+
+
+def test_a_hit_names_at_most_three_pages_the_best_ranked_first(built, emb):
+    """An article on its entity page and many aspect pages names only the best few; each page still lists it."""
+    from skillrag.search.retriever import MAX_HIT_PAGES
+
+    many = [FakePage(f"p-{n}", f"Closing {n}", "close account " + "balance " * (6 - n), ["close_account"])
+            for n in range(1, 6)]
+    src = FakePageSource(many)
+    build_index(built, backend="wiki", embedder=emb, pages=src)
+    r = open_retriever(built, backend="wiki", mode="bm25", embedder=emb, pages=src)
+    ranked = [p.page_id for p in r.search_pages("close account balance", k=5)]
+    assert len(ranked) == 5
+    hit = r.search("close account balance", k=1)[0]
+    assert MAX_HIT_PAGES == 3 and hit.page_ids == tuple(ranked[:3])
+    assert all("close_account" in [a.id for a in r.read_page(p).articles] for p in ranked)

@@ -27,7 +27,7 @@ def tools(wiki_ws, cases_path):
 
 def test_every_result_carries_the_budget_and_refusals_are_one_line(tools):
     case = tools.load_case("case_1")
-    assert case_json(case, tools.budget())["budget"] == {"queries_left": 5, "fetches_left": 12, "saves_left": 4}
+    assert case_json(case, tools.budget())["budget"] == {"counted": "after this call", "queries_left": 5, "queries_used": 0, "fetches_left": 12, "fetches_used": 0, "saves_left": 4, "saves_used": 0}
     for i in range(5):
         res = tools.retrieve(f"gold card fee {i}")
         assert res.budget.queries_left == 4 - i
@@ -52,7 +52,7 @@ def test_article_header_and_json_give_title_sections_and_offsets(tools, wiki_ws)
     head, body = text.split(BODY_RULE + "\n")
     assert head.splitlines()[:3] == ["id: doc_cards_(general)_010", "title: Internal: card disputes",
                                      "part: whole article"]
-    assert "  1. Disputes" in head and "    2. Provisional credit" in head and "budget: case case_1:" in head
+    assert "  1. Disputes" in head and "    2. Provisional credit" in head and "budget: case case_1, after this call:" in head
     assert body == art.body
     data = article_json(view)
     assert set(data) == {"id", "title", "parent", "heading_path", "part", "offset", "content_hash", "sections",
@@ -141,6 +141,7 @@ def test_check_saves_nothing_and_spends_nothing(tools, wiki_ws):
     tools.load_case("case_1")
     tools.get_article("doc_cards_(general)_010")
     out = make_output("case_1", [("doc_cards_(general)_010", GOOD)],
+                      titles={"doc_cards_(general)_010": "Internal: card disputes"},
                       guidance="1. Give provisional credit within 10 business days using `file_dispute_7731`.")
     checked = tools.save_output(out, check=True)
     assert checked.checked_only and checked.path is None and checked.warnings == []

@@ -20,7 +20,8 @@ LIMITS = BudgetLimits(max_queries=2, max_fetches=3, max_saves=2)
 def test_start_continues_unless_new(ws):
     led = BudgetLedger(ws)
     a, started = led.start("c1", "cs-guidance", LIMITS)
-    assert started and a.to_dict() == {"queries_left": 2, "fetches_left": 3, "saves_left": 2}
+    assert started and a.to_dict() == {"counted": "after this call", "queries_left": 2, "queries_used": 0,
+                                       "fetches_left": 3, "fetches_used": 0, "saves_left": 2, "saves_used": 0}
     assert a.as_of == date.today().isoformat()
     led.charge(a.session_id, "query", "retrieve", "q")
     again, started = led.start("c1", "cs-guidance", LIMITS)
@@ -30,6 +31,17 @@ def test_start_continues_unless_new(ws):
     assert led.current("c1", "cs-guidance").session_id == fresh.session_id
     other_skill, started = led.start("c1", "evidence-qa", LIMITS)
     assert started and other_skill.session_id != fresh.session_id  # sessions are per skill and case
+
+
+def test_the_readout_says_it_counts_after_the_call_and_gives_used_and_left(ws):
+    """Agents read "4 of 5 queries left" as four used: every surface now says used and left, after the call."""
+    led = BudgetLedger(ws)
+    s, _ = led.start("c1", "cs-guidance", LIMITS)
+    after, _ = led.charge(s.session_id, "query", "retrieve", "q")  # the first query
+    assert after.to_dict()["counted"] == "after this call"
+    assert (after.to_dict()["queries_used"], after.to_dict()["queries_left"]) == (1, 1)
+    assert after.line() == ("case c1, after this call: queries 1 used, 1 left (of 2); fetches 0 used, 3 left (of 3); "
+                            "saves 0 used, 2 left (of 2)")
 
 
 def test_charge_refuse_refund(ws):

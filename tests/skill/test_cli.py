@@ -101,11 +101,12 @@ def test_tool_commands(ws, cases_path, good, capsys, gt_secret):
     out = _out(capsys)[0]
     head, body = out.split(BODY_RULE + "\n")
     assert head.startswith("id: art_fees\ntitle: Fee table\n") and "1. Fees" in head
-    assert "budget: case case_1: 5 of 5 queries, 11 of 12 fetches, 4 of 4 saves left" in head
+    assert ("budget: case case_1, after this call: queries 0 used, 5 left (of 5); fetches 1 used, 11 left (of 12); "
+            "saves 0 used, 4 left (of 4)") in head
     assert body == ArticleStore(ws).get("art_fees").body + "\n"
     assert main(["tool", "get-article", "art_card_lost", "--section", "Replacement", "--json", *w]) == 0
     got = json.loads(_out(capsys)[0])
-    assert got["part"] == "section:2" and got["budget"] == {"queries_left": 5, "fetches_left": 10, "saves_left": 4}
+    assert got["part"] == "section:2" and got["budget"] == {"counted": "after this call", "queries_left": 5, "queries_used": 0, "fetches_left": 10, "fetches_used": 2, "saves_left": 4, "saves_used": 0}
     assert main(["tool", "get-article", "../etc", *w]) == 2
     assert _out(capsys)[1].startswith("error: '../etc' is not a valid article id")
     assert main(["tool", "save-output", str(good), *w]) == 0

@@ -35,7 +35,8 @@ def run(wiki_ws, cases_path, capsys, monkeypatch):
 
 def test_budgets_persist_across_calls_and_refuse_with_one_line(run, wiki_ws):
     code, out, _ = run("load-case", "case_1", *run.cases)
-    assert code == 0 and json.loads(out)["budget"] == {"queries_left": 5, "fetches_left": 12, "saves_left": 4}
+    assert code == 0 and json.loads(out)["budget"] == {"counted": "after this call", "queries_left": 5, "queries_used": 0,
+                                                       "fetches_left": 12, "fetches_used": 0, "saves_left": 4, "saves_used": 0}
     for i in range(5):
         code, out, err = run("retrieve", f"gold card {i}", "--case", "case_1")
         assert code == 0, err
@@ -77,11 +78,15 @@ def test_retrieve_filters_pages_and_page_read(run):
     assert data["pages"][0]["page_id"] == "cards-gold" and data["hits"][0]["relevance"] == 1.0
     code, out, _ = run("retrieve", "disputes credit", "--case", "case_1", "--title-prefix", "Internal:")
     assert [h["article_id"] for h in json.loads(out)["hits"]] == ["doc_cards_(general)_010"]
+    code, out, _ = run("retrieve", "approver payments", "--case", "case_1", "--title-contains", "WIRE transfers")
+    data = json.loads(out)
+    assert [h["article_id"] for h in data["hits"]] == ["art_other"]  # "Internal wire transfers"
+    assert data["filters"] == {"title_contains": ["WIRE transfers"]}
     code, out, _ = run("retrieve", "card", "--case", "case_1", "--tag", "nope")
     assert code == 0 and json.loads(out)["hits"] == []
     code, out, _ = run("retrieve", "--page", "cards-gold", "--case", "case_1")
     page = json.loads(out)
-    assert page["page"]["page_id"] == "cards-gold" and page["budget"]["queries_left"] == 1
+    assert page["page"]["page_id"] == "cards-gold" and page["budget"]["queries_left"] == 0
     assert {"procedure", "articles", "intent", "kind"} <= set(page["page"])
     code, _, err = run("retrieve", "x", "--page", "cards-gold", "--case", "case_1")
     assert code == 2 and "either a QUERY or --page" in err
@@ -105,6 +110,7 @@ def test_save_check_then_save_with_offsets_and_warnings(run, wiki_ws, tmp_path):
     run("get-article", "doc_cards_gold_002", "--case", "case_1")
     out = make_output("case_1", [("doc_cards_gold_002", ("Replace a Gold Rewards Card with "
                                                         "`order_replacement_card_2231` after the card is frozen."))],
+                      titles={"doc_cards_gold_002": "Gold Rewards Card: replacement"},
                       guidance="1. Freeze the card, then replace it with `order_replacement_card_2231` ($0).")
     f = tmp_path / "out.json"
     f.write_text(json.dumps(out))
@@ -138,3 +144,26 @@ def test_skill_show_states_the_enforced_budgets(wiki_ws, capsys):
     cfg = skill.config.model_copy(update={"budgets": skill.config.budgets.model_copy(update={"max_fetches": None})})
     limits = BudgetLimits.for_skill(wiki_ws, cfg.budgets)
     assert limits.max_fetches == 7 and "**7 fetches**" in render_manual(skill, limits)
+
+
+def test_save_output_finds_the_case_file_and_leaves_the_cases_facts_alone(run, wiki_ws, tmp_path, monkeypatch):
+    """The exported scripts pass the case file as $SKILLRAG_CASES: save-output reads it, so the
+    customer's own figures are not flagged; without any case file the save still works."""
+    from skillrag.skill import CaseRecord, write_cases
+
+    cases = tmp_path / "c.jsonl"
+    write_cases(cases, [CaseRecord(case_id="c7", contact_reason="fee", case_notes=["Customer paid $195 elsewhere."])])
+    run("load-case", "c7", "--cases", str(cases))
+    run("get-article", "doc_cards_gold_001", "--case", "c7")
+    fee = "The Gold Rewards Card has an annual fee of $95, waived in the first year."
+    out = make_output("c7", [("doc_cards_gold_001", fee)],
+                      titles={"doc_cards_gold_001": "Gold Rewards Card: annual fee"},
+                      guidance="1. The Gold Rewards Card fee is $95, not the $195 the customer paid elsewhere.")
+    f = tmp_path / "out.json"
+    f.write_text(json.dumps(out))
+    monkeypatch.setenv("SKILLRAG_CASES", str(cases))
+    code, o, _ = run("save-output", str(f), "--check")
+    assert code == 0 and json.loads(o)["warnings"] == []
+    monkeypatch.setenv("SKILLRAG_CASES", str(tmp_path / "moved.jsonl"))  # a stale path: the save still works
+    code, o, _ = run("save-output", str(f), "--check")
+    assert code == 0 and [w["subject"] for w in json.loads(o)["warnings"]] == ["$195"]

@@ -123,6 +123,25 @@ def test_exported_script_runs_without_skillrag_on_path(ws, skill, tmp_path, case
     assert r.returncode == 2 and r.stderr.startswith("error: skillrag is not installed") and "Traceback" not in r.stderr
 
 
+def test_manual_tools_md_and_schema_agree_with_the_tools(skill, tmp_path):
+    """What the friction runs asked for: filters that find "(Internal)" titles, siblings on the direct
+    backend, a budget that says it counts after the call, and one story about extra output fields."""
+    from skillrag.skill.contract import ALLOWED_TOP_FIELDS, OPTIONAL_TOP_FIELDS
+
+    out = export_skill(skill, tmp_path / "exp")
+    manual = (out / "SKILL.md").read_text()
+    tools_md = (out / "references" / "tools.md").read_text()
+    schema = json.loads((out / "references" / "output-schema.json").read_text())
+    for text in (manual, tools_md):
+        assert "--title-contains" in text and "after this call" in text and "queries_used" in text
+        assert "Unknown fields are rejected" not in text
+        assert all(f"`{f}`" in text for f in OPTIONAL_TOP_FIELDS)  # audit and meta are named and explained
+    assert set(schema["properties"]) == set(ALLOWED_TOP_FIELDS) and schema["additionalProperties"] is False
+    assert all(schema["properties"][f].get("description") for f in OPTIONAL_TOP_FIELDS)
+    assert "direct backend" in manual and "--id-prefix STEM" in manual  # siblings without pages
+    assert "bypass code" in manual and "first step" in manual and "one contiguous" in manual.lower()
+
+
 def test_spec_check_also_rejects_bad_skill_yaml(tmp_path):
     import shutil
 
@@ -175,7 +194,8 @@ def test_exported_scripts_drive_a_whole_case_with_budgets(tmp_path, cases_path):
     r = sh(f"{py} load_case.py case_1")
     assert r.returncode == 0, r.stderr
     case = json.loads(r.stdout)
-    assert case["as_of"] and case["budget"] == {"queries_left": 3, "fetches_left": 12, "saves_left": 4}
+    assert case["as_of"] and case["budget"] == {"counted": "after this call", "queries_left": 3, "queries_used": 0,
+                                                "fetches_left": 12, "fetches_used": 0, "saves_left": 4, "saves_used": 0}
     r = sh(f"{py} retrieve.py 'gold card annual fee' --case case_1 --id-prefix doc_cards_gold_")
     hits = json.loads(r.stdout)
     assert hits["hits"][0]["article_id"] == "doc_cards_gold_001" and hits["hits"][0]["section"] == "Fees"

@@ -36,7 +36,8 @@ def test_mcp_lists_and_calls_the_tools(ws, cases_path, gt_secret):
     got = anyio.run(session)
     assert got["names"] == list(TOOL_NAMES)
     assert set(got["schemas"]["get_article"]["properties"]) == {"article_id", "section", "summary", "case_id"}
-    assert set(got["schemas"]["retrieve"]["properties"]) == {"query", "k", "tags", "title_prefix", "id_prefix",
+    assert set(got["schemas"]["retrieve"]["properties"]) == {"query", "k", "tags", "title_prefix", "title_contains",
+                                                             "id_prefix",
                                                              "page", "case_id"}
     assert set(got["schemas"]["save_output"]["properties"]) == {"output", "check"}
 
@@ -45,11 +46,11 @@ def test_mcp_lists_and_calls_the_tools(ws, cases_path, gt_secret):
     assert gt_secret not in got["case"].content[0].text
 
     case_budget = json.loads(got["case"].content[0].text)["budget"]
-    assert case_budget == {"queries_left": 5, "fetches_left": 12, "saves_left": 4}
+    assert case_budget == {"counted": "after this call", "queries_left": 5, "queries_used": 0, "fetches_left": 12, "fetches_used": 0, "saves_left": 4, "saves_used": 0}
     result = got["hits"].structured_content
     hits = result["hits"]
     assert len(hits) == 2 and hits[0]["article_id"] == "art_card_lost" and result["case_id"] == "case_1"
-    assert result["budget"] == {"queries_left": 4, "fetches_left": 12, "saves_left": 4}
+    assert result["budget"] == {"counted": "after this call", "queries_left": 4, "queries_used": 1, "fetches_left": 12, "fetches_used": 0, "saves_left": 4, "saves_used": 0}
 
     art = got["art"].structured_content
     assert art["body"].startswith("## Replacement") and art["part"] == "section:2"
@@ -115,6 +116,7 @@ def test_mcp_budgets_pages_filters_check_and_warnings(wiki_ws, cases_path):
     server, _tools = build_mcp_server(wiki_ws, cases=CaseFile(cases_path))
     assert "**3 queries**" in server.instructions and "${" not in server.instructions
     good = make_output("case_1", [("doc_cards_gold_001", "Late payments on the Gold Rewards Card cost $40.")],
+                       titles={"doc_cards_gold_001": "Gold Rewards Card: annual fee"},
                        guidance="1. Late payments on the Gold Rewards Card cost $40; use `waive_fee_1200` once.")
 
     async def session() -> dict:

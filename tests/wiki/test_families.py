@@ -5,7 +5,7 @@ from __future__ import annotations
 from skillrag.corpus import Article, content_hash
 from skillrag.corpus.sections import parse_sections
 from skillrag.wiki._text import exclusions, key_line, purpose_statements, summary_line, units
-from skillrag.wiki.aspects import OVERVIEW, find_aspects, stem
+from skillrag.wiki.aspects import OVERVIEW, find_aspects, noun_phrases, stem, word_uses
 from skillrag.wiki.extractive import aspect_page, aspect_title, build_extractive, entity_page
 from skillrag.wiki.families import capitalised_names, entity_title, find_families, group_key
 
@@ -147,3 +147,56 @@ def test_units_purpose_statements_and_explicit_exclusions():
     assert summary_line(a) == "This article says when a refund is issued."
     fees = "Overview of our fees.\n\n- Monthly fee: $20\n- Statements are sent every month by post.\n"
     assert key_line([fees], {stem("fee")}, stem) == "Monthly fee: $20"
+
+
+CARDS = [
+    art("doc_credit_cards_eco_card_001", "Eco Card: Referral Program - Earn Rewards for Referring Friends",
+        "## Your bonus\nThe referral is paid when your friend spends $500. Each friend is counted once.\n"),
+    art("doc_credit_cards_eco_card_002", "Eco Card: Partner Merchants and Eco-Friendly Shopping Guide",
+        "Shop with partners for an early reward. Our friendly staff can help.\n"),
+    art("doc_credit_cards_silver_card_001", "Silver Card: Referral Program - Earn Rewards for Referring Friends",
+        "## Your bonus\nThe bonus is $100 per referral.\n"),
+    art("doc_credit_cards_silver_card_002", "Who can open a Silver Card?",
+        "You can open a card online. Applicants must be 18.\n\n## Stop payments\nA stop payment is $30.\n"),
+    art("doc_credit_cards_gold_card_001", "Gold Card: Referral Program", "The bonus is $75 per referral.\n"),
+    art("doc_credit_cards_gold_card_002", "Why can't I open a Gold Card?",
+        "To open a card you need a score of 700.\n\n## Bonus payment\nThe bonus payment arrives in May.\n"),
+]
+
+
+def test_aspect_names_are_noun_phrases_that_recur_across_siblings():
+    """A lone adjective or verb ("Eco-Friendly" and "Referring Friends" share the stem friend; "open")
+    is no aspect, and phrases that only share a word ("Stop payments", "Bonus payment") stay apart."""
+    aspects = {a.name: a for a in find_aspects(find_families(CARDS))}
+    assert set(aspects) == {OVERVIEW, "Referral Program"}
+    assert aspects["Referral Program"].ids() == ["doc_credit_cards_eco_card_001", "doc_credit_cards_gold_card_001",
+                                                 "doc_credit_cards_silver_card_001"]
+
+
+def test_noun_phrases_end_in_a_noun_the_corpus_uses_as_one():
+    uses = word_uses([("The interest is paid monthly. You can open the app. An early payment helps. "
+                       "Each payment is posted. The referral is $40. Payments may go through late.")])
+    assert uses.noun_like("payments") and uses.noun_like("referral") and uses.noun_like("program")  # unseen
+    assert not uses.noun_like("open") and not uses.noun_like("early") and not uses.noun_like("calculated")
+    got = noun_phrases("How is interest calculated and when is it paid?", set(), uses)
+    assert [s for _k, s in got] == ["interest"]
+    assert noun_phrases("Didn't go through: Early payment, CODE 82", set(), uses) == [
+        (frozenset({"early", "payment"}), "Early payment"), (frozenset({"code"}), "CODE")]
+    referral = noun_phrases("Referral Program", set(), uses)
+    assert referral == [(frozenset({"referral"}), "Referral Program")]  # "program" is generic: same key
+    assert noun_phrases("Referring Friends", set(), uses)[0][0] == frozenset({"referring", "friend"})
+
+
+def test_a_general_familys_page_says_what_its_titles_are_about():
+    general = [
+        art("doc_credit_cards_credit_cards_(general)_001", "Understanding Credit Card Referral Statuses",
+            "We want to help you understand what this means and how it might apply to your situation.\n"),
+        art("doc_credit_cards_credit_cards_(general)_002", "Credit Card Referral Offers and Restrictions", "x.\n"),
+        art("doc_credit_cards_credit_cards_(general)_003", "Filing a Cash Back Dispute (Internal)", "y.\n"),
+        art("doc_credit_cards_credit_cards_(general)_004", "Cash Back Dispute Corrections", "z.\n"),
+    ]
+    fam = next(f for f in find_families(CARDS + general) if f.key.endswith("(general)"))
+    page = entity_page(fam, "credit-cards-general")
+    assert "We want to help you" not in page.intent  # one article's sentence is not the family's purpose
+    assert page.intent.startswith("Credit Cards (general): 4 general articles whose rules apply across")
+    assert page.intent.endswith("most often about cash back, dispute, referral.")  # "cash back", not "back dispute"

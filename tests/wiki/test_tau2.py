@@ -98,3 +98,18 @@ def test_tau2_aspect_page_compares_the_checking_accounts_referral_programs(tau2_
     # each category also gets an overview page: one lead article per product
     overview = pages["overview-checking-accounts"]
     assert len(overview.sources) == 11
+
+
+@pytest.mark.shared
+def test_tau2_aspect_names_are_noun_phrases_and_general_intents_describe_the_family(tau2_layer):
+    """The friction runs met aspect pages named "Friendly", "Open", "Stop payment" (over unrelated
+    articles) and a general page whose intent was one article's sentence."""
+    ws, _, _ = tau2_layer
+    pages = load_pages(ws)
+    names = {p.title.split(" across ")[0] for p in pages if p.kind == "aspect"}
+    for bad in ("Friendly", "Open", "Year", "Early", "Negative", "Didn't go", "Calculated", "Apply"):
+        assert bad not in names, bad
+    assert "Cash Back" in names and "Referral Program" in names
+    general = {p.title: p for p in pages if p.title == "Credit Cards (general)"}["Credit Cards (general)"]
+    assert general.kind == "entity" and "We want to help you" not in general.intent
+    assert general.intent.startswith("Credit Cards (general): 25 general articles") and "referral" in general.intent

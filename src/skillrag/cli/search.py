@@ -102,6 +102,8 @@ def search_cmd(
         "--prefix", help="Only articles whose source path starts with this (repeatable).")] = None,
     title_prefix: Annotated[list[str] | None, typer.Option(
         "--title-prefix", help="Only articles whose title starts with this, any case (repeatable).")] = None,
+    title_contains: Annotated[list[str] | None, typer.Option(
+        "--title-contains", help="Only articles whose title contains this, any case (repeatable).")] = None,
     id_prefix: Annotated[list[str] | None, typer.Option(
         "--id-prefix", help="Only articles whose id starts with this (repeatable).")] = None,
     pages: Annotated[int, typer.Option(
@@ -117,7 +119,8 @@ def search_cmd(
     _check_choice(embedder, list(EMBEDDERS), "embedder")
     retriever = open_retriever(ws, backend=backend, mode=mode, embedder=embedder)
     filters = SearchFilters(source_tags=tag or None, path_prefixes=prefix or None,
-                            title_prefixes=title_prefix or None, id_prefixes=id_prefix or None)
+                            title_prefixes=title_prefix or None, title_contains=title_contains or None,
+                            id_prefixes=id_prefix or None)
     hits = retriever.search(query, k=k or ws.config.search.k, filters=filters)
     ranked_pages = retriever.search_pages(query, k=pages, filters=filters) if pages else []
     if json_out:

@@ -65,10 +65,20 @@ def _case_file(ws: Workspace | None, cases: Path | None, skill_cases: str | None
     raise UserError("no case file: pass --cases FILE (or set $SKILLRAG_CASES)")
 
 
-def _tools(workspace: Path | None, skill: str, cases: Path | None = None, *, need_cases: bool = False) -> SkillTools:
+def _tools(workspace: Path | None, skill: str, cases: Path | None = None, *, need_cases: bool = False,
+           want_cases: bool = False) -> SkillTools:
+    """The tools of ``skill``; ``need_cases``: the case file must be found (else a one-line error);
+    ``want_cases``: use it when it is found (save-output: its warnings leave the case's own facts alone)."""
     ws = open_workspace(workspace)
     sk = SkillRegistry(ws).get(skill)
-    cf = _case_file(ws, cases, sk.config.cases) if need_cases else None
+    cf = None
+    if need_cases:
+        cf = _case_file(ws, cases, sk.config.cases)
+    elif want_cases:
+        try:
+            cf = _case_file(ws, cases, sk.config.cases)
+        except UserError:
+            cf = None  # the case only sharpens the warnings: a save never fails for want of it
     return SkillTools(ws, sk, cf, log_path=ws.runs_dir / "tool_calls.jsonl", surface="cli")
 
 
@@ -248,6 +258,9 @@ def tool_retrieve(
     = None,
     title_prefix: Annotated[list[str] | None, typer.Option(
         "--title-prefix", help="Only articles whose title starts with this, any case (repeatable).")] = None,
+    title_contains: Annotated[list[str] | None, typer.Option(
+        "--title-contains", help="Only articles whose title contains this, any case (repeatable): "
+        "'Internal' finds 'Internal: …' and '… (Internal)'.")] = None,
     id_prefix: Annotated[list[str] | None, typer.Option(
         "--id-prefix", help="Only articles whose id starts with this (repeatable).")] = None,
     page: Annotated[str | None, typer.Option(
@@ -266,7 +279,8 @@ def tool_retrieve(
         return
     if not query or not query.strip():
         raise UserError("empty query: give some words to search for (or --page PAGE_ID)")
-    filters = {"source_tags": tag, "title_prefixes": title_prefix, "id_prefixes": id_prefix}
+    filters = {"source_tags": tag, "title_prefixes": title_prefix, "title_contains": title_contains,
+               "id_prefixes": id_prefix}
     print_json(retrieve_json(t.retrieve(query, k, filters=filters, case_id=case)))
 
 
@@ -301,11 +315,13 @@ def tool_save_output(
         "--check", help="Validate and report as a save would, but write nothing (not counted as a save).")] = False,
     workspace: WorkspaceOpt = None,
     skill: SkillOpt = "cs-guidance",
+    cases: CasesOpt = None,
 ) -> None:
     """Validate against the evidence contract; save only if accepted (exit 1 lists every reason).
-    Prints each snippet's offsets and warnings (evidence gaps; they never reject). Each save spends one
-    of the case's saves; --check spends nothing."""
-    t = _tools(workspace, skill)
+    Prints each snippet's offsets and warnings (evidence gaps; they never reject; amounts, ids and names
+    the case itself states are not flagged, when the case file is found). Each save spends one of the
+    case's saves; --check spends nothing."""
+    t = _tools(workspace, skill, cases, want_cases=True)
     output = _read_json(file, "output")
     if not isinstance(output, dict):
         raise ContractViolation([f"output must be a JSON object, got {type(output).__name__}"])

@@ -33,7 +33,9 @@ class Hit:
     ``preview`` is the passage of the body that best matches the query (BM25 over the article's
     passages), whitespace collapsed, at most ~280 characters and never cut inside a word (``…`` marks
     a cut); ``section`` is the heading of the section holding it ("" before the first heading).
-    ``page_ids`` names the navigation pages that led to the article (empty for the ``direct`` backend).
+    ``page_ids`` names the navigation pages that led to the article, best-ranked first, at most
+    ``retriever.MAX_HIT_PAGES`` (3) of them (empty for the ``direct`` backend); each page lists every
+    article it cites (``PageHit.articles``, ``PageView.articles``).
     """
 
     article_id: str
@@ -114,8 +116,9 @@ class SearchFilters(BaseModel):
 
     An article passes when every given field accepts it: its ``source_tag`` is one of ``source_tags``,
     its ``source_path`` starts with one of ``path_prefixes``, its title starts with one of
-    ``title_prefixes`` (case-insensitive, whitespace collapsed) and its id starts with one of
-    ``id_prefixes`` (case-sensitive, as ids are).
+    ``title_prefixes`` and contains one of ``title_contains`` (both case-insensitive, whitespace
+    collapsed: ``title_contains=["internal"]`` finds "Internal: wire limits" and "Wire limits
+    (Internal)") and its id starts with one of ``id_prefixes`` (case-sensitive, as ids are).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -123,10 +126,12 @@ class SearchFilters(BaseModel):
     source_tags: list[str] | None = None
     path_prefixes: list[str] | None = None
     title_prefixes: list[str] | None = None
+    title_contains: list[str] | None = None
     id_prefixes: list[str] | None = None
 
     def is_empty(self) -> bool:
-        return not (self.source_tags or self.path_prefixes or self.title_prefixes or self.id_prefixes)
+        return not (self.source_tags or self.path_prefixes or self.title_prefixes or self.title_contains
+                    or self.id_prefixes)
 
     def accepts(self, source_tag: str, source_path: str, title: str = "", article_id: str = "") -> bool:
         """True when an article with this tag, path, title and id passes the filter."""
@@ -134,10 +139,11 @@ class SearchFilters(BaseModel):
             return False
         if self.path_prefixes and not any(source_path.startswith(p) for p in self.path_prefixes):
             return False
-        if self.title_prefixes:
-            flat = " ".join(title.split()).casefold()
-            if not any(flat.startswith(" ".join(p.split()).casefold()) for p in self.title_prefixes):
-                return False
+        flat = _flat(title)
+        if self.title_prefixes and not any(flat.startswith(_flat(p)) for p in self.title_prefixes):
+            return False
+        if self.title_contains and not any(_flat(p) in flat for p in self.title_contains):
+            return False
         return not self.id_prefixes or any(article_id.startswith(p) for p in self.id_prefixes)
 
     def accepts_item(self, item: dict[str, object]) -> bool:
@@ -148,6 +154,10 @@ class SearchFilters(BaseModel):
     def describe(self) -> dict[str, list[str]]:
         """The fields that restrict something, for tool results."""
         return {k: list(v) for k, v in self.model_dump().items() if v}
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 @dataclass

@@ -73,7 +73,7 @@ from skillrag.search.index import embedder_for, index_params
 from skillrag.search.tokenize import Analyzer
 from skillrag.workspace import Workspace
 
-__all__ = ["BACKENDS", "MODES", "Retriever", "open_retriever", "preview_of", "read_page"]
+__all__ = ["BACKENDS", "MAX_HIT_PAGES", "MODES", "Retriever", "open_retriever", "preview_of", "read_page"]
 
 BACKENDS = ("direct", "wiki")
 MODES = ("hybrid", "bm25", "dense")
@@ -84,6 +84,10 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _MIN_SENTENCE_WORDS = 3
 #: Article versions whose passages a retriever keeps analysed (previews of hits seen before are cheap).
 PASSAGE_CACHE = 4096
+#: Navigation pages named on one hit (``Hit.page_ids``): the best-ranked pages citing the article. An
+#: article of a big family sits on its entity page and many aspect pages; listing all of them (up to 11
+#: on τ²) on every hit was noise. Every page lists all of its articles (``search_pages``, ``read_page``).
+MAX_HIT_PAGES = 3
 
 
 class Retriever:
@@ -437,7 +441,7 @@ class Retriever:
             preview, section = best_passage(art.body, art.sections, weights, self.analyzer.terms,
                                             analysed=self._analysed(art.content_hash, art.body))
             out.append(Hit(article_id=aid, score=float(score), title=art.title, preview=preview,
-                           page_ids=pages, relevance=round(last, 3), bm25_rank=br or None,
+                           page_ids=pages[:MAX_HIT_PAGES], relevance=round(last, 3), bm25_rank=br or None,
                            dense_rank=dr or None, section=section))
         return out
 

@@ -77,17 +77,19 @@ def build_mcp_server(
     @server.tool(description=(
         "Search the knowledge base: ranked source articles (id, title, relevance 0-1, BM25 and dense ranks, "
         "best-matching passage and its section) and, over the wiki backend, ranked navigation pages with the "
-        "articles they cite. Filters: tags, title_prefix, id_prefix (lists). page=PAGE_ID reads one page whole "
-        "instead. Spends one query of the case (case_id: default the case loaded last)."))
+        "articles they cite. Filters: tags, title_prefix, title_contains, id_prefix (lists). page=PAGE_ID reads "
+        "one page whole instead. Spends one query of the case (case_id: default the case loaded last)."))
     def retrieve(query: str = "", k: int | None = None, tags: list[str] | None = None,
-                 title_prefix: list[str] | None = None, id_prefix: list[str] | None = None,
-                 page: str | None = None, case_id: str | None = None) -> dict[str, Any]:
+                 title_prefix: list[str] | None = None, title_contains: list[str] | None = None,
+                 id_prefix: list[str] | None = None, page: str | None = None,
+                 case_id: str | None = None) -> dict[str, Any]:
         try:
             if page is not None:
                 if query.strip():
                     raise UserError("give either a query or page, not both")
                 return page_json(tools.read_page(page, case_id=case_id))
-            filters = {"source_tags": tags, "title_prefixes": title_prefix, "id_prefixes": id_prefix}
+            filters = {"source_tags": tags, "title_prefixes": title_prefix, "title_contains": title_contains,
+                       "id_prefixes": id_prefix}
             return retrieve_json(tools.retrieve(query, k, filters=filters, case_id=case_id))
         except SkillragError as exc:
             return _fail(exc)

@@ -35,7 +35,7 @@ from skillrag.errors import BudgetExceeded, UserError
 from skillrag.skill.config import SkillBudgets
 from skillrag.workspace import Workspace
 
-__all__ = ["BudgetLedger", "BudgetLimits", "BudgetState", "Charge", "budget_values", "refusal"]
+__all__ = ["COUNTED", "BudgetLedger", "BudgetLimits", "BudgetState", "Charge", "budget_values", "refusal"]
 
 Charge = Literal["query", "fetch", "save"]
 
@@ -71,6 +71,8 @@ CREATE TABLE IF NOT EXISTS tool_session_calls (
 );
 """
 
+#: When the counts of a tool result's ``budget`` are taken (it says so in every result).
+COUNTED = "after this call"
 _COLUMN = {"query": ("queries", "max_queries"), "fetch": ("fetches", "max_fetches"), "save": ("saves", "max_saves")}
 #: Longest ``target`` kept per call in the account (a query can be a whole case).
 TARGET_CHARS = 300
@@ -141,16 +143,21 @@ class BudgetState:
     def left(self, kind: Charge) -> int:
         return {"query": self.queries_left, "fetch": self.fetches_left, "save": self.saves_left}[kind]
 
-    def to_dict(self) -> dict[str, int]:
-        """``{queries_left, fetches_left, saves_left}``: what every tool result carries."""
-        return {"queries_left": self.queries_left, "fetches_left": self.fetches_left,
-                "saves_left": self.saves_left}
+    def to_dict(self) -> dict[str, int | str]:
+        """What every tool result carries as ``budget``: ``{counted: "after this call", queries_left,
+        queries_used, fetches_left, fetches_used, saves_left, saves_used}``. The counts are taken after
+        the call that returns them: a ``retrieve`` that returns ``queries_used: 1, queries_left: 4`` was
+        the first of five queries."""
+        return {"counted": COUNTED, "queries_left": self.queries_left, "queries_used": self.queries,
+                "fetches_left": self.fetches_left, "fetches_used": self.fetches,
+                "saves_left": self.saves_left, "saves_used": self.saves}
 
     def line(self) -> str:
-        """The budget in a few words, for text output."""
+        """The budget in a few words, for text output (the same counts as ``to_dict``)."""
         lim = self.limits
-        return (f"case {self.case_id}: {self.queries_left} of {lim.max_queries} queries, {self.fetches_left} of "
-                f"{lim.max_fetches} fetches, {self.saves_left} of {lim.max_saves} saves left")
+        return (f"case {self.case_id}, {COUNTED}: queries {self.queries} used, {self.queries_left} left "
+                f"(of {lim.max_queries}); fetches {self.fetches} used, {self.fetches_left} left "
+                f"(of {lim.max_fetches}); saves {self.saves} used, {self.saves_left} left (of {lim.max_saves})")
 
 
 def refusal(kind: Charge, state: BudgetState) -> str:

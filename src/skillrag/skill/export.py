@@ -104,8 +104,9 @@ sys.exit(main("{command}", sys.argv[1:]))
 
 _DOCS = {
     "load_case": "Usage: load_case.py CASE_ID  -> the case as JSON (no ground truth), its as_of date, the budget.",
-    "retrieve": ('Usage: retrieve.py "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--tag TAG] | '
-                 "retrieve.py --page PAGE_ID --case CASE_ID  -> ranked hits (and pages) as JSON."),
+    "retrieve": ('Usage: retrieve.py "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] '
+                 "[--title-contains W] [--tag TAG] | retrieve.py --page PAGE_ID --case CASE_ID  "
+                 "-> ranked hits (and pages) as JSON."),
     "get_article": ("Usage: get_article.py 'ARTICLE_ID' --case CASE_ID [--section N] [--summary] [--json]  "
                     "-> header + the article text."),
     "save_output": "Usage: save_output.py OUT.json [--check]  -> validates and saves; exit 1 lists every violation.",
@@ -121,7 +122,7 @@ a new process, so name the case each time with `--case CASE_ID` (or set `SKILLRA
 budgets above are kept per case in the workspace and enforced on these scripts too.
 
 - `python scripts/load_case.py CASE_ID`
-- `python scripts/retrieve.py "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--tag TAG]`
+- `python scripts/retrieve.py "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--title-contains W] [--tag TAG]`
 - `python scripts/retrieve.py --page PAGE_ID --case CASE_ID`
 - `python scripts/get_article.py 'ARTICLE_ID' --case CASE_ID [--section N] [--summary] [--json]`
 - `python scripts/save_output.py OUT.json --check`, then `python scripts/save_output.py OUT.json`
@@ -149,8 +150,10 @@ in the workspace.
 
 `load_case` starts the case's session (calling it again continues it; nothing is reset). Later calls
 name the case with `--case CASE_ID` (or `$SKILLRAG_CASE`); with no case named, a call goes to the one
-open case, and is refused when several are open. Every result ends with
-`"budget": {{"queries_left", "fetches_left", "saves_left"}}`. A call past a budget is refused with one
+open case, and is refused when several are open. Every result ends with the case's budget **after
+this call** (the call itself included): `"budget": {{"counted": "after this call", "queries_left",
+"queries_used", "fetches_left", "fetches_used", "saves_left", "saves_used"}}`; the first `retrieve`
+returns `queries_used: 1`. A call past a budget is refused with one
 line, e.g. `error: query budget spent ({max_queries} retrieve calls for case 'c1'); this call was refused: ...`
 (exit code 2). Failed calls cost nothing.
 
@@ -159,17 +162,23 @@ Returns `case_id, contact_reason, contact_reason_path, case_notes, case_messages
 as_of, n_messages, n_notes, budget`. `as_of` is the case's reference date (ISO): judge offer windows
 and deadlines against it. Reference answers are never returned.
 
-## retrieve "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--tag TAG]
+## retrieve "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--title-contains W] [--tag TAG]
 Returns `{{case_id, query, filters, hits, pages, budget}}`. `hits` (up to K, default {k}), best first:
 `article_id, title, relevance` (0-1 within this result, the first hit is 1.0), `bm25_rank, dense_rank`
 (the article's rank under keyword and under meaning search; null = not ranked by that one),
-`section` and `preview` (the passage that matched best; for reading, not for quoting), `page_ids`.
+`section` and `preview` (the passage that matched best; for reading, not for quoting), `page_ids`
+(the best-ranked pages, at most 3, that led to the article; wiki backend only).
 `pages` (backend `wiki` only; up to {pages}): `page_id, kind` (entity | aspect | topic)`, title,
-intent, relevance, articles[{{id, title}}]`. Backend: {backend}; mode: {mode}.
+intent, relevance, articles[{{id, title, summary}}]`; `articles` is every article the page cites, so
+the list inside the result is usually enough to find a product's siblings without a `--page` read.
+Backend: {backend}; mode: {mode}.
 
 Filters (repeatable; an article passes when it matches one value of every filter given):
-`--id-prefix` (ids of one product family share a stem), `--title-prefix` (any case; e.g. `Internal:`),
-`--tag` (source tag).{tags}
+`--id-prefix` (ids of one product family share a stem: take it from an id you have seen, up to and
+including the `_` before the number), `--title-prefix` (titles starting with it, any case),
+`--title-contains` (titles containing it anywhere, any case: `--title-contains Internal` finds both
+`Internal: ...` and `... (Internal)`, which `--title-prefix "Internal:"` does not), `--tag` (source
+tag).{tags} On the `direct` backend there are no pages: list a family with `--id-prefix STEM -k 30`.
 
 ## retrieve --page PAGE_ID --case CASE_ID
 Returns `{{case_id, page{{page_id, kind, title, intent, solves, does_not_solve, procedure[{{text,
@@ -193,8 +202,15 @@ must occur verbatim (quotes, dashes and whitespace aside) in the article it cite
 (exit 1) lists every reason on stderr. Accepted: `{{accepted, checked_only, path, case_id, n_snippets,
 evidence[{{index, source_article, start, end, content_hash}}], warnings[{{kind, subject, message}}], budget}}`.
 Warnings never reject: `unquoted_identifier` (a tool name, amount or product in the guidance that no
-snippet contains), `unused_snippet` (a snippet no guidance step uses), `unfetched_citation` (a cited
-article this case never read). `--check` reports the same without writing or spending a save.
+snippet contains; amounts, ids, names and field names the case itself states are not flagged),
+`unused_snippet` (a snippet no guidance step uses), `unfetched_citation` (a cited article this case
+never read), `source_title_mismatch` (a snippet's `source_title` is not the cited article's title).
+`--check` reports the same without writing or spending a save.
+
+Output fields: exactly `case_id, guidance, snippets[{{source_article, source_title, text, why}}],
+n_snippets, articles_consulted`, plus two optional objects: `meta` (free-form notes on how the output
+was made; stored as given, never checked) and `audit` (written by save_output: offsets, content hashes,
+warnings, the case's tool calls; one you send is replaced). Any other field is rejected.
 """
 
 
@@ -227,8 +243,10 @@ def output_json_schema(max_snippets: int = 15, min_chars: int = 15) -> dict:
             "snippets": {"type": "array", "maxItems": max_snippets, "items": snippet},
             "n_snippets": {"type": "integer", "description": "equals len(snippets)"},
             "articles_consulted": {"type": "array", "items": {"type": "string"}},
-            "audit": {"type": "object", "description": "written by save_output"},
-            "meta": {"type": "object"},
+            "audit": {"type": "object", "description": "written by save_output (snippet offsets, content hashes, "
+                      "warnings, tool calls); one sent in the output is replaced"},
+            "meta": {"type": "object", "description": "optional free-form notes on how the output was made "
+                     "(e.g. harness, model); stored as given, never checked"},
         },
     }
 

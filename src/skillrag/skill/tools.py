@@ -32,12 +32,13 @@ from skillrag.errors import (
     ContractViolation,
     EmptyInputError,
     InvalidIdError,
+    MalformedSourceError,
     UserError,
 )
 from skillrag.skill.budget import BudgetLedger, BudgetLimits, BudgetState, Charge
 from skillrag.skill.cases import Case, CaseFile
 from skillrag.skill.contract import locate, validate_output, verify_audit
-from skillrag.skill.gaps import Gap, evidence_gaps
+from skillrag.skill.gaps import Gap, case_text, evidence_gaps
 from skillrag.skill.registry import Skill
 from skillrag.workspace import Workspace, atomic_write_text
 
@@ -674,7 +675,8 @@ class SkillTools:
         read = self.store.get_many(sorted(fetched - set(arts))) if fetched else {}
         pool = {**read, **arts}
         gaps = evidence_gaps(output, {a: x.body for a, x in pool.items()},
-                             titles={a: x.title for a, x in pool.items()}, fetched=fetched)
+                             titles={a: x.title for a, x in pool.items()}, fetched=fetched,
+                             case=self._case_text(str(output["case_id"])))
         record = {k: v for k, v in output.items() if k != "audit"}
         record["audit"] = {
             "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -698,6 +700,16 @@ class SkillTools:
         if state is not None:
             self.ledger.accepted(state.session_id)
         return SavedOutput(dest, record, evidence, gaps)
+
+    def _case_text(self, case_id: str) -> str | None:
+        """The agent-facing case ``case_id`` as text (``gaps.case_text``), for the warnings: what the
+        case states is not a policy claim. None when no case file is set or it lacks the case (the
+        warnings then treat every identifier as a claim)."""
+        try:
+            case = self.cases.load(case_id)
+        except (CaseNotFound, MalformedSourceError, EmptyInputError):
+            return None
+        return case_text(case.model_dump(mode="json"))
 
     # -- filters ------------------------------------------------------------------------------
     def _filters(self, filters: Any) -> Any:

@@ -2,7 +2,9 @@
 
 The command line (``skillrag tool ...`` and so the exported scripts) prints these objects, the MCP
 server returns them, the LLM harness hands them to the model. Every result carries ``budget``:
-``{queries_left, fetches_left, saves_left}`` of the case's session (``skillrag.skill.budget``).
+``{counted: "after this call", queries_left, queries_used, fetches_left, fetches_used, saves_left,
+saves_used}`` of the case's session (``skillrag.skill.budget``), counted after the call that returns it
+(the call itself included); the text header of ``get_article`` says the same in words.
 
 * ``load_case``: the case fields (``Case``; never ground truth), ``as_of``, ``budget``.
 * ``retrieve``: ``{case_id, query, filters, hits[{article_id, title, relevance, bm25_rank,
@@ -32,8 +34,9 @@ __all__ = ["BODY_RULE", "article_json", "article_text", "budget_json", "case_jso
 BODY_RULE = "===== body: quote word for word from below this line ====="
 
 
-def budget_json(state: BudgetState | None) -> dict[str, int] | None:
-    """``{queries_left, fetches_left, saves_left}`` (None when the call had no case session)."""
+def budget_json(state: BudgetState | None) -> dict[str, int | str] | None:
+    """``BudgetState.to_dict``: what is used and left after this call (None when the call had no case
+    session)."""
     return state.to_dict() if state is not None else None
 
 

@@ -1,14 +1,22 @@
 """Aspects: what sibling entities have in common (a referral programme, ATM fees, eligibility).
 
 Within each category (sibling families, ``skillrag.wiki.families``; families with no category are
-siblings of each other), every article contributes the *aspect words* of its title (the words left
-once the entity's name is removed: ``Dark Green Account Referral Program`` -> ``referral``) and of
-its section headings (``## Business Referral Program`` in the Navy Blue guide). Words are Snowball
-stems; stop words, the entity's and the category's own words and generic words (``guide``,
-``overview``, ``tips`` …) are left out. A word found in the articles of ``min_entities`` sibling
-families or more is an aspect; aspects whose articles are (nearly) the same are merged. Every
-family's lead article (its overview) also forms the ``Overview`` aspect, so a category can be
-compared in one read. A category of more than ``MAX_SIBLINGS`` families gets no aspect pages.
+siblings of each other), an aspect is a **noun phrase** that titles use once the entity's name is
+removed (``Dark Green Account Referral Program`` -> "Referral Program"). ``noun_phrases`` cuts a title
+(a section's own heading) into runs of words at punctuation, stop words, numbers, contractions and the
+entity's and category's own words; a run must end in a word the corpus uses as a noun (``word_uses``:
+"the payment is", never "to open" or "an early payment"), so a lone verb or adjective ("Open",
+"Early", "Friendly") is no aspect. A phrase's key is its words, singular, less generic words
+(``guide``, ``program``, ``account`` …): "Referral Program" and "referrals" share ``{referral}``;
+words are not stemmed, so "Eco-Friendly" is not "Referring Friends". A key used by titles is an aspect
+when the titles and headings (levels 1–3, FAQ questions) of ``min_entities`` sibling families or more
+(and at least ``MIN_ENTITY_SHARE`` of them) hold it; a title or heading holds every key its own
+phrase contains ("Referral bonus details" is on the referral aspect; "Stop payments" and "Bonus
+payment" stay apart, both on "Payment"). Aspects whose articles are (nearly) the same are merged; an
+aspect is named by its largest key's most common phrase, or by a longer phrase most of its titles use
+("Cash Back" rather than "Back"). Every family's lead article (its overview) also forms the
+``Overview`` aspect, so a category can be compared in one read. A category of more than
+``MAX_SIBLINGS`` families gets no aspect pages.
 
 Articles of other families whose titles name both the category (``Checking Account``) and the aspect
 (``Referral``) are added too: the general rules that apply to every sibling.
@@ -29,7 +37,8 @@ from skillrag.corpus import Article
 from skillrag.wiki._text import article_parts, key_line
 from skillrag.wiki.families import Family, clean_title
 
-__all__ = ["OVERVIEW", "Aspect", "AspectMember", "find_aspects", "lead_article", "stem"]
+__all__ = ["OVERVIEW", "Aspect", "AspectMember", "WordUses", "find_aspects", "lead_article", "noun_phrases",
+           "stem", "word_uses"]
 
 #: The aspect every category gets: each family's lead (overview) article.
 OVERVIEW = "Overview"
@@ -44,7 +53,8 @@ MAX_SIBLINGS = 100
 _STEMMER = Stemmer.Stemmer("english")
 _STOP = frozenset(STOPWORDS_EN) | frozenset(["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "internal", "faq", "faqs", "vs", "versus", "get", "gets", "got", "see", "seen", "good", "many", "much", "also", "may", "might", "must", "new", "one", "two", "via", "per", "like", "well"])
 #: Words of titles and headings that name no aspect of a product.
-_GENERIC = frozenset(_STEMMER.stemWords(["guide", "complete", "overview", "glance", "summary", "snapshot", "introduction", "intro", "started", "getting", "get", "start", "understanding", "understand", "explained", "explain", "explanation", "how", "what", "why", "when", "where", "who", "which", "work", "works", "working", "use", "using", "used", "tip", "tips", "practical", "best", "practice", "practices", "important", "note", "notes", "detail", "details", "key", "quick", "reference", "frequently", "asked", "question", "questions", "example", "examples", "common", "general", "information", "info", "help", "helpful", "thing", "things", "need", "know", "about", "more", "other", "new", "step", "steps", "process", "procedure", "procedures", "manage", "managing", "management", "program", "programme", "option", "options", "feature", "features", "benefit", "benefits", "account", "accounts", "card", "cards", "service", "services", "product", "products", "customer", "customers", "agent", "agents", "support", "contents", "table", "do", "make", "can", "will", "expect", "next", "your", "you", "our", "one", "two", "three", "first", "part", "section", "chapter", "document", "manual", "handbook", "happen", "happens", "arrive", "arrived"]))
+_GENERIC_WORDS = frozenset(["guide", "complete", "overview", "glance", "summary", "snapshot", "introduction", "intro", "started", "getting", "get", "start", "understanding", "understand", "explained", "explain", "explanation", "how", "what", "why", "when", "where", "who", "which", "work", "works", "working", "use", "using", "used", "tip", "tips", "practical", "best", "practice", "practices", "important", "note", "notes", "detail", "details", "key", "quick", "reference", "frequently", "asked", "question", "questions", "example", "examples", "common", "general", "information", "info", "help", "helpful", "thing", "things", "need", "know", "about", "more", "other", "new", "step", "steps", "process", "procedure", "procedures", "manage", "managing", "management", "program", "programme", "option", "options", "feature", "features", "benefit", "benefits", "account", "accounts", "card", "cards", "service", "services", "product", "products", "customer", "customers", "agent", "agents", "support", "contents", "table", "do", "make", "can", "will", "expect", "next", "your", "you", "our", "one", "two", "three", "first", "part", "section", "chapter", "document", "manual", "handbook", "happen", "happens", "arrive", "arrived"])
+_GENERIC = frozenset(_STEMMER.stemWords(sorted(_GENERIC_WORDS)))
 _LEAD = re.compile(r"\b(?:at a glance|complete guide|overview|getting started|summary|snapshot|introduction|"
                    r"what is|welcome)\b", re.IGNORECASE)
 
@@ -116,41 +126,119 @@ def _excluded(f: Family) -> set[str]:
     return _stems(f.name) | _stems(f.category) | _stems(" ".join(f.category_key)) | _stems(f.key.replace("_", " "))
 
 
-def _surface(phrase: str, skip: set[str]) -> str:
-    """``phrase`` without the entity's words and without stop words at either end."""
-    words = [w for w in re.split(r"\s+", phrase.strip(" :-—?")) if w]
-    words = [w for w in words if not (_stems(w) and _stems(w) <= skip)]
-    while words and re.sub(r"\W", "", words[0].lower()) in _STOP:
-        words.pop(0)
-    while words and re.sub(r"\W", "", words[-1].lower()) in _STOP:
-        words.pop()
-    return " ".join(words)
+_TOKEN = re.compile(r"[^\W_][\w'’]*(?:-[^\W_][\w'’]*)*|[^\w\s]+")
+#: Words that directly follow one of these, and are directly followed by punctuation or a function word
+#: (not "and"/"or": "our friendly and knowledgeable staff"), are used as nouns there ("the payment is",
+#: "a referral.", "your eligibility for").
+#: ("this"/"that" are left out: "this applies when", "that applies to" are pronouns before a verb.)
+_DETERMINERS = frozenset(["the", "a", "an", "your", "our", "their", "its", "each", "every", "any", "no", "my",
+                          "his", "her"])
+_NOUN_USE = re.compile(r"\b(?:" + "|".join(sorted(_DETERMINERS)) + r")\s+([a-z][a-z-]*[a-z])"
+                       r"(?=\s*(?:[.,;:?!)\n]|$)|\s+(?:is|are|was|were|will|can|may|must|should|has|have|of|for|to|in|"
+                       r"on|at|by|with|from|that|which|if|when|as|you|we|it)\b)", re.IGNORECASE)
 
 
-def _title_terms(a: Article, f: Family, skip: set[str]) -> tuple[set[str], str]:
-    """``(aspect stems, surface phrase)`` of the article's title (its own heading for a section)."""
-    phrase = _aspect_phrase(a, f)
-    return _stems(phrase) - skip - _GENERIC, _surface(phrase, skip)
+def _singular(word: str) -> str:
+    w = word.lower()
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
+        return w[:-1]
+    return w
+
+
+_VERB_USE = re.compile(r"\b(?:to|can|cannot|will|must|should|may|please|is|are|was|were|be|been|being)\s+"
+                       r"([a-z][a-z-]*[a-z])\b", re.IGNORECASE)
+_MODIFIER_USE = re.compile(r"\b(?:" + "|".join(sorted(_DETERMINERS)) + r")\s+([a-z][a-z-]*[a-z])\s+([a-z]+)\b",
+                           re.IGNORECASE)
+
+
+@dataclass
+class WordUses:
+    """How words (lower case, singular) are used in a corpus: as a noun (right after a determiner and
+    right before punctuation or a function word: "the payment is", "a referral."), as a verb or
+    participle (after "to", a modal or a form of "be": "to open", "is calculated") and as a modifier
+    (between a determiner and another content word: "an early payment", "a negative balance")."""
+
+    noun: Counter[str]
+    verb: Counter[str]
+    modifier: Counter[str]
+
+    def noun_like(self, word: str) -> bool:
+        """Used as a noun somewhere; else never used as a verb or modifier and not an ``-ly``, ``-ed`` or ``-ing``
+        form (a word the corpus says nothing about, such as "program" in a small corpus, counts)."""
+        w = _singular(word)
+        if self.noun[w]:
+            return True
+        return not (self.verb[w] or self.modifier[w] or w.endswith(("ly", "ed", "ing")))
+
+
+def word_uses(texts: Sequence[str]) -> WordUses:
+    """``WordUses`` of ``texts`` (article bodies and titles)."""
+    noun: Counter[str] = Counter()
+    verb: Counter[str] = Counter()
+    modifier: Counter[str] = Counter()
+    for t in texts:
+        noun.update(_singular(m.group(1)) for m in _NOUN_USE.finditer(t))
+        verb.update(_singular(m.group(1)) for m in _VERB_USE.finditer(t))
+        modifier.update(_singular(m.group(1)) for m in _MODIFIER_USE.finditer(t) if m.group(2).lower() not in _STOP)
+    return WordUses(noun, verb, modifier)
+
+
+def _head(word: str) -> str:
+    """The part of a compound that heads it: ``early-payment`` -> ``payment``."""
+    return _singular(word.split("-")[-1])
+
+
+def noun_phrases(phrase: str, skip: set[str], uses: WordUses) -> list[tuple[frozenset[str], str]]:
+    """The noun phrases of a title's aspect phrase or a heading, each as ``(key, surface)``.
+
+    A phrase is a maximal run of words, cut at punctuation, stop words, words with digits or
+    apostrophes (``didn't``, ``CODE 82``) and the entity's own words (``skip``: stems); its last word
+    (its head, in English) must be noun-like in the corpus (``uses``, ``WordUses.noun_like``), else
+    trailing words are dropped until one is: "interest calculated" gives "interest", a lone verb or
+    adjective ("open", "early", "friendly", "negative") gives nothing. ``key`` is the
+    phrase's words (lower case, singular; not stems, so "friendly" is not "friend") less the generic
+    ones (``guide``, ``program``, ``account``), so "Referral Program" and "referrals" share the key
+    ``{referral}`` while "Stop payments" and "Bonus payment" do not; a phrase whose key is empty is
+    dropped."""
+    runs: list[list[str]] = [[]]
+    for m in _TOKEN.finditer(phrase):
+        tok = m.group(0)
+        parts = [w for w in re.split(r"-", tok.lower()) if w]
+        content = [w for w in parts if w not in _STOP]
+        breaks = (not tok[0].isalnum() or any(c.isdigit() for c in tok) or "'" in tok or "’" in tok
+                  or not content or {stem(w) for w in content} <= skip)
+        if breaks:
+            runs.append([])
+        else:
+            runs[-1].append(tok)
+    out: list[tuple[frozenset[str], str]] = []
+    for run in runs:
+        while run and not uses.noun_like(_head(run[-1])):
+            run = run[:-1]
+        key = frozenset(_singular(w) for tok in run for w in re.split(r"-", tok.lower())
+                        if w and w not in _STOP and _singular(w) not in _GENERIC_WORDS and w not in _GENERIC_WORDS)
+        if key:
+            out.append((key, " ".join(run)))
+    return out
+
+
+def _title_phrases(a: Article, f: Family, skip: set[str], uses: WordUses) -> list[tuple[frozenset[str], str]]:
+    """The noun phrases of the article's title, less the entity's name (its own heading for a section)."""
+    return noun_phrases(_aspect_phrase(a, f), skip, uses)
 
 
 _QUESTION = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(?:\*\*)?(?:Q:[ \t]*)?([A-Z][^\n]{8,150}\?)(?:\*\*)?[ \t]*$",
                        re.MULTILINE)
 
 
-def _heading_terms(a: Article, skip: set[str]) -> list[tuple[set[str], str]]:
-    """``(aspect stems, heading)`` of each heading inside the article (levels 1–3) and of each
-    question line of an FAQ (``- Q: Does the Purple Account have a referral program?``)."""
-    out = []
-    for s in a.sections:
-        if s.level <= 3 and not (a.parent and s.start == 0):
-            terms = _stems(s.heading) - skip - _GENERIC
-            if terms:
-                out.append((terms, s.heading))
-    for m in _QUESTION.finditer(a.body):
-        terms = _stems(m.group(1)) - skip - _GENERIC
-        if terms:
-            out.append((terms, m.group(1)))
-    return out
+def _heading_phrases(a: Article, skip: set[str], uses: WordUses) -> list[tuple[frozenset[str], str, str]]:
+    """``(key, surface, heading)`` of the noun phrases of each heading inside the article (levels 1–3)
+    and of each question line of an FAQ (``- Q: Does the Purple Account have a referral program?``)."""
+    heads = [s.heading for s in a.sections if s.level <= 3 and not (a.parent and s.start == 0)]
+    heads += [m.group(1) for m in _QUESTION.finditer(a.body)]
+    return [(key, surface, h) for h in heads for key, surface in noun_phrases(h, skip, uses)]
 
 
 def _section_text(a: Article, heading: str | None) -> list[str]:
@@ -167,45 +255,58 @@ def _section_text(a: Article, heading: str | None) -> list[str]:
     return [a.body]
 
 
-def _name(phrases: Counter[str], terms: frozenset[str]) -> str:
-    """The most common surface phrase holding every term (at most 5 words), else the term's most
-    common surface word."""
-    fitting = [(c, p) for p, c in phrases.items()
-               if terms <= _stems(p) and len(p.split()) <= 5]
-    if fitting:
-        _c, p = min(fitting, key=lambda cp: (-cp[0], len(cp[1]), cp[1]))
-        p = re.sub(r"\s+", " ", p).strip()
-        return p[:1].upper() + p[1:]
-    words = Counter(w for p in phrases for w in _words(p) if stem(w) in terms)
-    return (words.most_common(1)[0][0] if words else min(terms)).capitalize()
+def _display(surfaces: Counter[str]) -> str:
+    """The most common surface of a noun phrase (shorter first on a tie), first letter capitalised."""
+    p, _c = min(surfaces.items(), key=lambda pc: (-pc[1], len(pc[0]), pc[0]))
+    return p[:1].upper() + p[1:]
 
 
-def _names(named: dict[str, tuple[frozenset[str], dict]], phrases: dict[str, Counter[str]]) -> list[str]:
-    """The display names of ``named`` (keys are lower-cased names), in key order."""
-    out = []
-    for key, (terms, _) in sorted(named.items()):
-        surface: Counter[str] = Counter()
-        for t in terms:
-            surface.update(phrases[t])
-        fitting = [p for p in surface if p.lower() == key]
-        out.append(fitting[0][:1].upper() + fitting[0][1:] if fitting else key.capitalize())
-    return out
+Members = dict[str, tuple[Family, Article, str | None]]
+#: A longer phrase names an aspect when this share of the titles that name the aspect use it.
+NAME_SHARE = 0.6
 
 
-def _merge(groups: dict[frozenset[str], dict[str, tuple[Family, Article, str | None]]]
-           ) -> dict[frozenset[str], dict[str, tuple[Family, Article, str | None]]]:
-    """Merge aspects whose article sets overlap by ``MERGE_OVERLAP`` or more (largest first)."""
+def _longer_name(name: str, key: frozenset[str], per_article: dict[str, Counter[str]]) -> str:
+    """``name``, or the longest run of up to four words holding every word of ``key`` that at least
+    ``NAME_SHARE`` of the titles naming the aspect use: "Cash Back" rather than "Back", "Referral
+    Program" rather than "Referral"; "Stop payments" does not name an aspect most of whose titles
+    say other payments."""
+    seen: Counter[str] = Counter()
+    shown: dict[str, str] = {}
+    for phrases in per_article.values():
+        grams: set[str] = set()
+        for p in phrases:
+            words = p.split()
+            for i in range(len(words)):
+                for j in range(i + 1, min(len(words), i + 4) + 1):
+                    span = words[i:j]
+                    norm = " ".join(_singular(w) for w in " ".join(span).lower().split())
+                    if key <= {_singular(w) for tok in span for w in tok.lower().split("-")}:
+                        grams.add(norm)
+                        shown.setdefault(norm, " ".join(span))
+        seen.update(grams)
+    fit = [g for g, n in seen.items() if n >= NAME_SHARE * len(per_article)]
+    if not fit:
+        return name
+    g = max(fit, key=lambda g: (len(g.split()), seen[g], -len(g), g))
+    return shown[g][:1].upper() + shown[g][1:]
+
+
+def _merge(groups: dict[frozenset[str], Members]) -> list[tuple[frozenset[str], frozenset[str], Members]]:
+    """Merge aspects whose article sets overlap by ``MERGE_OVERLAP`` or more (largest first). Returns
+    ``(primary key, all stems, members)``: the primary key is the largest aspect of the merge, the one
+    that names it."""
     items = sorted(groups.items(), key=lambda kv: (-len(kv[1]), sorted(kv[0])))
-    merged: list[tuple[frozenset[str], dict[str, tuple[Family, Article, str | None]]]] = []
+    merged: list[tuple[frozenset[str], frozenset[str], Members]] = []
     for terms, members in items:
-        for n, (t2, m2) in enumerate(merged):
+        for n, (k2, t2, m2) in enumerate(merged):
             inter = len(set(members) & set(m2))
             if inter / len(set(members) | set(m2)) >= MERGE_OVERLAP:
-                merged[n] = (t2 | terms, {**members, **m2})
+                merged[n] = (k2, t2 | terms, {**members, **m2})
                 break
         else:
-            merged.append((terms, dict(members)))
-    return dict(merged)
+            merged.append((terms, terms, dict(members)))
+    return merged
 
 
 def find_aspects(families: Sequence[Family], *, min_entities: int = 2) -> list[Aspect]:
@@ -215,55 +316,64 @@ def find_aspects(families: Sequence[Family], *, min_entities: int = 2) -> list[A
     for f in families:
         if f.found_by not in ("cluster", "single"):
             by_cat[f.category_key].append(f)
-    all_arts = [(f, a, _stems(clean_title(a.title))) for f in families for a in f.articles]
+    all_arts = [(f, a, {_singular(w) for w in _words(clean_title(a.title))}) for f in families for a in f.articles]
+    uses = word_uses([a.body for _f, a, _s in all_arts] + [a.title for _f, a, _s in all_arts])
     aspects: list[Aspect] = []
     for cat_key, fams in sorted(by_cat.items()):
         if len(fams) < max(2, min_entities) or len(fams) > MAX_SIBLINGS:
             continue
         category = fams[0].category if cat_key else ""
-        found: dict[str, dict[str, tuple[Family, Article, str | None]]] = defaultdict(dict)
-        phrases: dict[str, Counter[str]] = defaultdict(Counter)
+        found: dict[frozenset[str], Members] = defaultdict(dict)
+        surfaces: dict[frozenset[str], Counter[str]] = defaultdict(Counter)
         skips = {f.key: _excluded(f) for f in fams}
-        for f in fams:  # aspects are named by titles (a section's own heading) ...
+        titled = [(f, a, key, surface) for f in fams for a in f.articles
+                  for key, surface in _title_phrases(a, f, skips[f.key], uses)]
+        wider: dict[frozenset[str], dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+        for f in fams:  # aspects are named by the noun phrases of titles (a section's own heading) ...
             for a in f.articles:
-                terms, phrase = _title_terms(a, f, skips[f.key])
-                for t in terms:
-                    found[t][a.id] = (f, a, None)
-                    phrases[t][phrase] += 1
+                for key, surface in _title_phrases(a, f, skips[f.key], uses):
+                    surfaces[key][surface] += 1
+        for f, a, key, surface in titled:  # ... a title is on every aspect its phrase holds ("Referral bonus")
+            for k in surfaces:
+                if k <= key:
+                    found[k].setdefault(a.id, (f, a, None))
+                    wider[k][a.id][surface] += 1
         for f in fams:  # ... and headings inside articles add the siblings that cover them in a section
             for a in f.articles:
-                for terms, heading in _heading_terms(a, skips[f.key]):
-                    for t in terms & set(found):
-                        if a.id not in found[t]:
-                            found[t][a.id] = (f, a, heading)
-                            phrases[t][_surface(heading, skips[f.key])] += 1
+                for key, _surface, heading in _heading_phrases(a, skips[f.key], uses):
+                    for k in surfaces:
+                        if k <= key and a.id not in found[k]:
+                            found[k][a.id] = (f, a, heading)
         need = max(min_entities, math.ceil(MIN_ENTITY_SHARE * len(fams)))
-        groups = {frozenset([t]): members for t, members in found.items()
-                  if len({m[0].key for m in members.values()}) >= need
-                  and any(m[2] is None for m in members.values())}
-        cat_stems = _stems(category)
+        groups = {key: members for key, members in found.items()
+                  if len({m[0].key for m in members.values()}) >= need}
+        cat_words = {_singular(w) for w in _words(category) if w not in _STOP}
         fam_keys = {f.key for f in fams}
-        named: dict[str, tuple[frozenset[str], dict[str, tuple[Family, Article, str | None]]]] = {}
-        for terms, members in sorted(_merge(groups).items(), key=lambda kv: sorted(kv[0])):
-            surface: Counter[str] = Counter()
-            for t in terms:
-                surface.update(phrases[t])
-            name = _name(surface, terms)
+        named: dict[str, tuple[str, frozenset[str], Members]] = {}
+        for primary, terms, members in _merge(groups):
+            name = _display(surfaces[primary])
+            name = _longer_name(name, primary, wider[primary])
             if name.lower() in named:  # the same best description: the same aspect
-                t0, m0 = named[name.lower()]
-                named[name.lower()] = (t0 | terms, {**m0, **members})
+                n0, t0, m0 = named[name.lower()]
+                named[name.lower()] = (n0, t0 | terms, {**m0, **members})
             else:
-                named[name.lower()] = (terms, members)
-        for name, (terms, members) in ((n, named[n.lower()]) for n in _names(named, phrases)):
-            # general articles outside the category that name both the category and the aspect
-            if cat_stems:
-                for f, a, title_stems in all_arts:
-                    if f.key not in fam_keys and cat_stems <= title_stems and title_stems & terms:
+                named[name.lower()] = (name, terms, members)
+        for name, terms, members in named.values():
+            # general articles outside the category whose titles name both the category and the aspect
+            if cat_words:
+                for f, a, title_words in all_arts:
+                    if f.key not in fam_keys and cat_words <= title_words and any(
+                            key <= title_words for key in _keys_of(terms, groups)):
                         members.setdefault(a.id, (f, a, None))
-            aspects.append(_aspect(name, terms, category, cat_key, members, families))
+            aspects.append(_aspect(name, frozenset(stem(w) for w in terms), category, cat_key, members, families))
         overview = {lead_article(f).id: (f, lead_article(f), None) for f in fams}
         aspects.append(_aspect(OVERVIEW, frozenset(), category, cat_key, overview, families))
     return sorted(aspects, key=lambda x: (x.category, x.name != OVERVIEW, x.name.lower(), x.key))
+
+
+def _keys_of(terms: frozenset[str], groups: dict[frozenset[str], Members]) -> list[frozenset[str]]:
+    """The noun-phrase keys an aspect was merged from (those whose stems it holds)."""
+    return [k for k in groups if k <= terms]
 
 
 def _aspect(name: str, terms: frozenset[str], category: str, cat_key: tuple[str, ...],

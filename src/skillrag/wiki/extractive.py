@@ -11,7 +11,9 @@ Pages (``skillrag.wiki.page`` kinds):
 * one **topic** page per clustered group or lone article.
 
 Fields are the articles' own words: the title is the entity's readable name (``Navy Blue Account
-(business checking)``); the intent is the articles' purpose statements (the lead article's first);
+(business checking)``); the intent is the articles' purpose statements (the lead article's first), except
+on the page of a general family ("Credit Cards (general)": many topics, no one purpose), whose intent
+says what its titles are most often about;
 *does not solve* holds only explicit exclusions (``It does not cover billing disputes …``) and is
 otherwise empty; each step links to the article it comes from with a type read from the section
 heading (a tool name makes it a ``tool`` link). Same articles, same layer, byte for byte.
@@ -34,7 +36,7 @@ from skillrag.wiki._text import (
     summary_line,
     units,
 )
-from skillrag.wiki.aspects import OVERVIEW, Aspect, find_aspects, lead_article
+from skillrag.wiki.aspects import _GENERIC, _STOP, OVERVIEW, Aspect, find_aspects, lead_article, stem
 from skillrag.wiki.families import Family, clean_title, find_families, group_key, humanize_key
 from skillrag.wiki.page import Link, LinkType, Page, SourceRef, Step, slugify
 from skillrag.wiki.variants import apply_variant
@@ -94,6 +96,50 @@ def _intent(arts: Sequence[Article], lead: Article, name: str, title: str) -> st
     return cut(f"{title}: {what}", _INTENT_CHARS)
 
 
+_GENERAL = re.compile(r"\(general\)|\bgeneral\b", re.IGNORECASE)
+#: Title topics named in the intent of a general family's page.
+_GENERAL_TOPICS = 6
+
+
+def is_general(family: Family) -> bool:
+    """A family of general articles, named so ("Credit Cards (general)"): articles on many topics
+    that apply across the category's products, not one product with one purpose."""
+    return bool(_GENERAL.search(family.name))
+
+
+def _general_intent(family: Family) -> str:
+    """The intent of a general family's page: what its titles are most often about (the title words,
+    or pairs of adjacent title words such as "cash back", found in the most titles, less stop words,
+    generic words and the family's own name), not the purpose statement of one of its articles, which
+    would describe that article alone."""
+    skip = {stem(w) for w in re.findall(r"[a-z0-9]+", f"{family.name} {family.category}".lower())}
+    titles: dict[str, set[str]] = {}  # topic (a word, or two adjacent words) -> ids of the titles naming it
+    pos: dict[str, int] = {}  # the earliest place in a title where the topic starts
+    for a in family.articles:
+        words = [w for w in re.findall(r"[a-z][a-z-]*[a-z]|\S", clean_title(a.title).lower())]
+        keep = [w if len(w) > 1 and w not in _STOP and stem(w) not in _GENERIC and stem(w) not in skip else ""
+                for w in words]
+        for i, w in enumerate(keep):
+            if w:
+                for t in [w] + ([f"{w} {keep[i + 1]}"] if i + 1 < len(keep) and keep[i + 1] else []):
+                    titles.setdefault(t, set()).add(a.id)
+                    pos[t] = min(pos.get(t, i), i)
+    n = {t: len(ids) for t, ids in titles.items()}
+    pairs = sorted((t for t in n if " " in t), key=lambda t: (-n[t], pos[t], t))  # "cash back dispute": "cash back"
+    for pair in pairs:  # "cash back" stands for "cash" and "back" when most titles saying either say both
+        first, second = pair.split()
+        if n[pair] >= 2 and n[first] and n[second] and 2 * n[pair] >= min(n[first], n[second]):
+            n[first] = n[second] = 0
+        else:
+            n[pair] = 0
+    ranked = sorted((t for t in n if n[t] >= 2), key=lambda t: (-n[t], t))
+    topics = ranked[:_GENERAL_TOPICS]
+    where = family.category or "every product"
+    about = f"; most often about {', '.join(topics)}" if topics else ""
+    return cut(f"{family.title}: {len(family.articles)} general articles whose rules apply across {where}{about}.",
+               _INTENT_CHARS)
+
+
 def _exclusions(arts: Sequence[Article], limit: int = 3) -> tuple[str, ...]:
     out: list[str] = []
     for art in arts:
@@ -147,7 +193,8 @@ def entity_page(family: Family, page_id: str, *, variant: str = "full", max_step
         id=page_id,
         title=family.title,
         kind="entity",
-        intent=_intent(arts, lead_article(family), family.name, family.title),
+        intent=(_general_intent(family) if is_general(family)
+                else _intent(arts, lead_article(family), family.name, family.title)),
         solves=tuple(dict.fromkeys(_label(a) for a in arts)),
         does_not_solve=_exclusions(arts),
         steps=_round_robin([_step_candidates(a) for a in arts], max_steps),

@@ -215,13 +215,14 @@ def filter_expr(filters: SearchFilters | None, id_field: str, ids: Sequence[str]
     """A Milvus boolean expression for ``filters`` (and optionally ``id_field in ids``), "" for none.
 
     Tags and ids match exactly; ``path_prefixes`` and ``id_prefixes`` become ``like "prefix%"`` patterns
-    that may over-match (module doc); ``title_prefixes`` (case-insensitive) are left to the exact filter.
+    that may over-match (module doc); ``title_prefixes`` and ``title_contains`` (case-insensitive) are
+    left to the exact filter.
     """
     parts: list[str] = []
     if filters is not None:
         if filters.source_tags:
             parts.append(f"source_tag in {_lit(list(filters.source_tags))}")
-        # title prefixes match case-insensitively, which LIKE cannot: they are applied on return only
+        # title filters match case-insensitively, which LIKE cannot: they are applied on return only
         for field, attr in (("source_path", "path_prefixes"), (id_field, "id_prefixes")):
             prefixes = getattr(filters, attr, None)
             if prefixes:

@@ -1,0 +1,107 @@
+"""The evidence-gap warnings of ``save_output`` (``skillrag.skill.gaps``): what the case states is not a
+policy claim, structure labels and quote marks are not names, titles must be the cited article's, and
+real misses (a tool name, an article figure with no snippet) are still reported."""
+
+from __future__ import annotations
+
+from skillrag.skill import CaseFile, CaseRecord, Message, SkillRegistry, SkillTools, write_cases
+from skillrag.skill.gaps import case_text, evidence_gaps
+from skillrag.skill.testing import make_output
+
+BODY = ("Referral bonus: $100 per approved friend, up to 5 friends a year. Look the referral up with "
+        "`lookup_referral_4410`. The Silver Plus Account's rate is 2.5%. TIER 1 members get free wires; "
+        "TIER 2 members pay $15. Cobalt Blue Account holders earn 1%.")
+CASE = {
+    "case_id": "c9",
+    "contact_reason": "Referral bonus missing",
+    "case_notes": ["Friend's user id: friend_user_5839. Customer holds a Cobalt Blue account.",
+                   "Customer moved $30,000 and spends $700 a month; a competitor offers 8%."],
+    "case_messages": [{"role": "customer", "content": "Where is my bonus?"}],
+    "as_of": "2025-10-02",
+}
+SNIP = {"source_article": "a", "source_title": "Referrals", "text": "Referral bonus: $100 per approved friend",
+        "why": "step 1"}
+
+
+def _flagged(guidance: str, *, case: str | None = None, snippets: list | None = None) -> list[str]:
+    out = {"guidance": guidance, "snippets": snippets or [SNIP]}
+    return [g.subject for g in evidence_gaps(out, {"a": BODY}, titles={"a": "Referrals"}, fetched=["a"], case=case)
+            if g.kind == "unquoted_identifier"]
+
+
+def test_amounts_ids_names_and_field_names_the_case_states_are_not_flagged():
+    guidance = ("1. The $100 bonus is paid per friend; check friend_user_5839 with `lookup_referral_4410`.\n"
+                "2. The customer's $30,000 and $700 a month beat the competitor's 8%; as_of decides the window.\n"
+                "3. Keep the Cobalt Blue account open; TIER 2 members pay $15.")
+    without = _flagged(guidance)
+    assert {"friend_user_5839", "$30,000", "$700", "8%", "as_of", "Cobalt Blue"} <= set(without)
+    with_case = _flagged(guidance, case=case_text(CASE))
+    # what is left are the real misses: an article's tool and an article's figure with no snippet
+    assert sorted(with_case) == ["$15", "lookup_referral_4410"]
+
+
+def test_a_case_amount_is_matched_by_value_and_a_case_name_by_whole_words():
+    case = case_text({"case_notes": ["They spent 700 dollars with the Cobalt Blue Accountant."]})
+    assert "$700" not in _flagged("1. Refund the $700.", case=case)  # the same amount, written differently
+    # "Cobalt Blue Account" is not what the case says ("Accountant"): still an article name to quote
+    assert _flagged("1. Offer the Cobalt Blue Account.", case=case) == ["Cobalt Blue Account"]
+
+
+def test_structure_labels_are_not_names_and_names_match_in_any_case():
+    assert _flagged("1. Step 1: verify identity.\n2. Tier 1 and Tier 2 members differ; see CODE 05.") == []
+    # a product name is still flagged, and a quote written in capitals covers it
+    assert _flagged("1. Open a Silver Plus Account.") == ["Silver Plus Account"]
+    upper = {**SNIP, "text": "The Silver Plus Account's rate is 2.5%."}
+    assert _flagged("1. Open a SILVER PLUS ACCOUNT.", snippets=[upper]) == []
+
+
+def test_quote_marks_and_possessives_are_not_part_of_a_name():
+    snip = {**SNIP, "text": "The Silver Plus Account's rate is 2.5%."}
+    assert _flagged("1. Recommend the 'Silver Plus Account' (2.5%).", snippets=[snip]) == []
+    assert _flagged("1. Recommend the Silver Plus Account's rate of 2.5%.", snippets=[snip]) == []
+
+
+def test_tool_names_match_in_any_case():
+    snip = {**SNIP, "text": "Look the referral up with `lookup_referral_4410`."}
+    assert _flagged("1. Call LOOKUP_REFERRAL_4410.", snippets=[snip]) == []
+
+
+def test_a_source_title_that_is_not_the_articles_title_is_warned():
+    out = {"guidance": "1. Pay the $100 bonus.",
+           "snippets": [SNIP, {**SNIP, "source_title": "referrals ", "text": "up to 5 friends a year"},
+                        {**SNIP, "source_title": "Referral Program FAQ", "text": "Referral bonus: $100"}]}
+    gaps = evidence_gaps(out, {"a": BODY}, titles={"a": "Referrals"}, fetched=["a"])
+    wrong = [g for g in gaps if g.kind == "source_title_mismatch"]
+    assert [g.subject for g in wrong] == ["snippets[2]"]  # case and spacing are not a different title
+    assert "'Referral Program FAQ' is not the title of a ('Referrals')" in wrong[0].message
+    assert not [g for g in evidence_gaps(out, {"a": BODY}, fetched=["a"]) if g.kind == "source_title_mismatch"]
+
+
+def test_case_text_holds_every_field_name_and_value():
+    text = case_text(CASE)
+    for part in ("case_notes", "as_of", "friend_user_5839", "role", "Where is my bonus?", "2025-10-02"):
+        assert part in text
+
+
+def test_save_output_leaves_the_cases_own_facts_alone(wiki_ws, tmp_path):
+    """End to end: the case file the tools read tells save_output what the case states."""
+    path = tmp_path / "cases.jsonl"
+    write_cases(path, [CaseRecord(case_id="c9", contact_reason="Gold card fee", case_notes=[
+        "Customer says a competitor charges $195 and gave user id cust_user_77."],
+        case_messages=[Message(role="customer", content="Why $95?")])])
+    sk = SkillRegistry(wiki_ws).get("cs-guidance")
+    title = "Gold Rewards Card: annual fee"
+    out = make_output("c9", [("doc_cards_gold_001",
+                              "The Gold Rewards Card has an annual fee of $95, waived in the first year.")],
+                      titles={"doc_cards_gold_001": title},
+                      guidance=("1. The Gold Rewards Card fee is $95 (the competitor's is $195); note cust_user_77.\n"
+                                "2. Late payments cost $40."))
+    with_case = SkillTools(wiki_ws, sk, CaseFile(path))
+    with_case.load_case("c9")
+    with_case.get_article("doc_cards_gold_001")
+    saved = with_case.save_output(out, check=True)
+    assert [g.subject for g in saved.warnings] == ["$40"]  # the article's figure, unquoted
+    no_case = SkillTools(wiki_ws, sk)  # no case file: every identifier counts as a claim
+    flagged = {g.subject for g in no_case.save_output(out, check=True).warnings}
+    assert {"$195", "cust_user_77", "$40"} <= flagged
+    assert saved.output["audit"]["warnings"] == [g.to_dict() for g in saved.warnings]
