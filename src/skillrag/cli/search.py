@@ -102,8 +102,9 @@ def index_cmd(
                     prog.stop()
                     done = ", ".join(r.backend for r in reports) or "none"
                     err_console.print(
-                        f"interrupted: index {target} not written; kept {seen[0]} of {seen[1]} passage vectors in "
-                        f"the cache (backends finished: {done}); run `skillrag index` again to resume",
+                        f"interrupted: index {target} not written; kept {seen[0]} of {seen[1]} passage vectors "
+                        f"in the vector store (store.sqlite; backends finished: {done}); "
+                        "run `skillrag index` again to resume",
                         markup=False, highlight=False, soft_wrap=True)
                     raise typer.Exit(130) from None
         if any(r.backend == "wiki" for r in reports):
