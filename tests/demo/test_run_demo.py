@@ -17,6 +17,10 @@ def test_demo_runs_end_to_end_and_is_idempotent(tmp_path):
     rep = run_demo(tmp_path / "demo")
     assert [s[0] for s in rep.steps] == ["workspace", "ingest", "wiki build", "index", "run"]
     assert rep.status == "accepted"
+    # the run searched the default backend (wiki), so the demo built what it needs: the layer, both indexes
+    assert Workspace.open(tmp_path / "demo").config.search.backend == "wiki"
+    index_step = {s[0]: s[1] for s in rep.steps}["index"]
+    assert index_step.startswith("direct: 37 items") and "; wiki: " in index_step
     saved = json.loads(rep.output_path.read_text())
     assert saved["case_id"] == "hp-001" and saved["snippets"]
     store = ArticleStore(Workspace.open(tmp_path / "demo"))

@@ -16,6 +16,7 @@ import pytest
 from skillrag.search import build_index
 from skillrag.skill import CaseFile, CaseRecord, write_cases
 from skillrag.workspace import Workspace
+from skillrag.workspace.config import dump_config
 
 SLOW_CLI = Path(__file__).resolve().parents[1] / "slow_cli.py"
 N_CASES = 8
@@ -23,9 +24,13 @@ N_CASES = 8
 
 @pytest.fixture
 def batch_ws(ws: Workspace, cases_path: Path) -> Workspace:
-    cfg = ws.config_path.read_text(encoding="utf-8").replace("embedder: minilm-int8", "embedder: hash")
-    ws.config_path.write_text(cfg, encoding="utf-8")
+    # signals and the write lock are the subject here, not retrieval: the direct backend, said explicitly,
+    # needs no navigation layer and is the quickest index to build
+    cfg = ws.config.model_copy(deep=True)
+    cfg.search.embedder, cfg.search.backend = "hash", "direct"
+    ws.config_path.write_text(dump_config(cfg), encoding="utf-8")
     ws = Workspace.open(ws.root)
+    assert (ws.config.search.embedder, ws.config.search.backend) == ("hash", "direct")
     build_index(ws)
     base = CaseFile(cases_path)
     recs = []

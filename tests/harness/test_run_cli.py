@@ -1,5 +1,5 @@
-"""`skillrag run` / `run-batch` through the real CLI entry point, on a workspace with a real
-(BM25 + hash-embedder) search index."""
+"""`skillrag run` / `run-batch` through the real CLI entry point, on a workspace built the default way:
+the extractive navigation layer and a real (BM25 + hash-embedder) index of the default `wiki` backend."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 from skillrag.cli.main import main
 from skillrag.search import build_index
+from skillrag.wiki import build_wiki
 from skillrag.workspace import Workspace
 
 
@@ -18,8 +19,9 @@ def indexed(ws: Workspace, cases_path: Path) -> Workspace:
     cfg = ws.config_path.read_text(encoding="utf-8").replace("embedder: minilm-int8", "embedder: hash")
     ws.config_path.write_text(cfg, encoding="utf-8")
     ws = Workspace.open(ws.root)
-    assert ws.config.search.embedder == "hash"
-    build_index(ws)
+    assert ws.config.search.embedder == "hash" and ws.config.search.backend == "wiki"  # the library default
+    build_wiki(ws, builder="extractive")
+    build_index(ws)  # the default backend's needs: the direct index (fused order) and the wiki index
     (ws.root / "cases.jsonl").write_text(cases_path.read_text(encoding="utf-8"), encoding="utf-8")
     return ws
 
@@ -84,9 +86,18 @@ def test_run_bad_input_is_one_error_line(indexed, capsys, args, needle):
 
 
 def test_run_without_index_says_how_to_fix(ws, cases_path, capsys):
-    rc = main(["run", "-w", str(ws.root), "--cases", str(cases_path), "--case-id", "case_lost"])
+    argv = ["run", "-w", str(ws.root), "--cases", str(cases_path), "--case-id", "case_lost"]
+    rc = main(argv)  # the default backend (wiki) and no navigation layer yet: never a silent `direct` run
     err = capsys.readouterr().err
-    assert rc == 2 and "index" in err and err.startswith("error: ")
+    assert rc == 2 and err.startswith("error: ") and err.count("\n") == 1
+    assert "no navigation layer" in err and "`skillrag wiki build`" in err and "search.backend: direct" in err
+    build_wiki(ws, builder="extractive")
+    rc = main(argv)  # a layer, but no index
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("error: ") and "run `skillrag index --backend wiki`" in err
+    record = json.loads((ws.runs_dir / "case_lost" / "record.json").read_text())  # recorded, as any failure
+    assert record["status"] == "failed" and "skillrag index --backend wiki" in record["error"]
+    assert not (ws.runs_dir / "case_lost" / "output.json").exists()
 
 
 def test_run_batch_runs_then_resumes(indexed, capsys):

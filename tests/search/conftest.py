@@ -28,10 +28,17 @@ def write_corpus(root: Path, files: dict[str, str] | None = None) -> Path:
     return src
 
 
-def make_workspace(tmp_path: Path, *, embedder: str = "hash", files: dict[str, str] | None = None) -> Workspace:
-    """A workspace with the small corpus ingested under two tags (``cards``, ``accounts``)."""
+def make_workspace(tmp_path: Path, *, embedder: str = "hash", files: dict[str, str] | None = None,
+                   backend: str | None = "direct") -> Workspace:
+    """A workspace with the small corpus ingested under two tags (``cards``, ``accounts``).
+
+    ``search.backend`` is ``direct`` here: most search tests are about the article index, and the wiki
+    ones name ``backend="wiki"`` in each call. ``backend=None`` keeps the library default (``wiki``).
+    """
     cfg = WorkspaceConfig(name="t")
     cfg.search.embedder = embedder
+    if backend is not None:
+        cfg.search.backend = backend  # type: ignore[assignment]
     ws = Workspace.init(tmp_path / "ws", config=cfg)
     src = write_corpus(tmp_path, files)
     for folder in ("cards", "accounts"):

@@ -41,23 +41,40 @@ def test_top_k_equals_a_stable_full_sort_even_with_ties(seed):
     assert idx.shape == sc.shape == (0,)
 
 
-def test_retriever_asks_an_in_memory_engine_for_everything_and_a_server_for_the_fusion_depth(ws, emb, monkeypatch):
+def test_retriever_asks_an_in_memory_engine_for_every_score_and_a_server_for_the_fusion_depth(ws, emb, monkeypatch):
     from skillrag.search import retriever as retriever_module
 
     build_index(ws, embedder=emb)
     r = open_retriever(ws, embedder=emb)
     asked = []
-    real_lexical, real_dense = r.index.lexical, r.index.dense
-    monkeypatch.setattr(r.index, "lexical", lambda *a: asked.append(("bm25", a[1])) or real_lexical(*a))
-    monkeypatch.setattr(r.index, "dense", lambda *a: asked.append(("dense", a[1])) or real_dense(*a))
+    for name in ("lexical", "dense", "lexical_scores", "dense_scores"):
+        real = getattr(r.index, name)
+        monkeypatch.setattr(r.index, name, lambda *a, _n=name, _f=real: asked.append((_n, *a[1:2])) or _f(*a))
     full = r.search("wire abroad", k=3)
-    assert r.engine.exhaustive and asked == [("bm25", 5), ("dense", 5)]  # every item: exact ranks
+    assert r.engine.exhaustive and r.depth is None
+    assert asked == [("lexical_scores",), ("dense_scores",)]  # every item's score: exact ranks, our selection
     asked.clear()
     r.depth = 2  # as for an engine on a server (FUSION_DEPTH there): only the best of each ranking
     assert retriever_module.FUSION_DEPTH == 200
     cut = r.search("wire abroad", k=3)
-    assert asked == [("bm25", 2), ("dense", 2)]
+    assert [a for a in asked if len(a) == 2] == [("lexical", 2), ("dense", 2)]  # (they score with *_scores)
     assert cut[0].article_id == full[0].article_id and cut[0].bm25_rank == full[0].bm25_rank == 1
+
+
+def test_embedded_rankings_are_its_scores_cut_by_top_k(ws, emb):
+    build_index(ws, embedder=emb)
+    r = open_retriever(ws, embedder=emb)
+    terms, qvec = r.query_terms("card fees abroad"), r.query_vector("card fees abroad")
+    mask = np.array([True, False, True, True, True])
+    b, d = r.index.lexical_scores(terms), r.index.dense_scores(qvec)
+    assert b.shape == d.shape == (5,) and b.dtype == d.dtype == np.float32
+    for depth in (1, 3, 5):
+        idx, sc = r.index.lexical(terms, depth, mask, None)
+        assert idx.tolist() == top_k(b, np.flatnonzero(mask & (b > 0)), depth)[0].tolist() and (sc > 0).all()
+        idx, sc = r.index.dense(qvec, depth, mask, None)
+        assert idx.tolist() == top_k(d, np.flatnonzero(mask), depth)[0].tolist()
+        assert np.array_equal(sc, d[idx])
+    assert not r.index.lexical_scores([]).any() and r.index.lexical([], 3, None, None)[0].shape == (0,)
 
 
 def test_milvus_without_the_extra_names_it(ws, monkeypatch):

@@ -115,6 +115,9 @@ def test_missing_or_damaged_index(ws, emb):
 def test_empty_corpus_is_a_clear_error(tmp_path, emb):
     ws = Workspace.init(tmp_path / "empty")
     with pytest.raises(EmptyInputError, match="corpus is empty"):
+        build_index(ws, backend="direct", embedder=emb)
+    # the default backend (wiki) first needs a layer, which `wiki build` refuses to make without articles
+    with pytest.raises(IndexStateError, match="no navigation layer.*skillrag wiki build"):
         build_index(ws, embedder=emb)
 
 

@@ -32,8 +32,8 @@ def test_ctrl_c_in_index_prints_what_it_kept_and_the_next_run_resumes(ws, tmp_pa
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err
     m = re.fullmatch(
-        r"interrupted: index direct not written; kept (\d+) of (\d+) passage vectors in the cache "
-        r"\(backends finished: none\); run `skillrag index` again to resume",
+        r"interrupted: index direct not written; kept (\d+) of (\d+) passage vectors in the vector store "
+        r"\(store\.sqlite; backends finished: none\); run `skillrag index` again to resume",
         lines[0],
     )
     assert m, lines[0]

@@ -177,4 +177,6 @@ def test_chat_without_an_index_is_503_before_streaming(tmp_path):
     with serve_app(workspace_app(ws)) as url, httpx.Client(base_url=url, timeout=30) as c:
         r = c.post("/chat", json={"question": "/cs-guidance return window?", "thread_id": "x"})
         assert r.status_code == 503 and r.json()["kind"] == "IndexStateError"
+        # the default backend (wiki) without a navigation layer: said so, never answered from `direct`
+        assert "no navigation layer" in r.json()["error"] and "skillrag wiki build" in r.json()["error"]
         assert c.get("/healthz").status_code == 200

@@ -34,6 +34,24 @@ def test_export_layout_and_spec(ws, skill, tmp_path, cases_path):
     assert export_skill(skill, tmp_path / "exp", workspace=ws.root, overwrite=True) == out
 
 
+def test_tools_md_states_the_backend_the_scripts_will_search(ws, skill, tmp_path):
+    """A skill.yaml without a backend searches the workspace's `search.backend` (wiki by default):
+    tools.md says which, so an agent knows whether `retrieve` returns pages."""
+    def line(out):
+        return next(ln for ln in (out / "references" / "tools.md").read_text().splitlines() if ln.startswith("Backend:"))
+
+    assert skill.config.backend is None and ws.config.search.backend == "wiki"
+    out = export_skill(skill, tmp_path / "a", workspace=ws.root)
+    assert line(out) == ("Backend: wiki (the workspace's search.backend); "
+                         "mode: hybrid (the workspace's search.mode).")
+    ws.config_path.write_text(ws.config_path.read_text().replace("backend: wiki", "backend: direct"))
+    assert line(export_skill(skill, tmp_path / "b", workspace=ws.root)).startswith(
+        "Backend: direct (the workspace's search.backend);")
+    assert line(export_skill(skill, tmp_path / "c")).startswith("Backend: wiki (the library default search.backend);")
+    skill.config.backend = "direct"  # the skill's own setting wins
+    assert line(export_skill(skill, tmp_path / "d", workspace=ws.root)).startswith("Backend: direct;")
+
+
 def test_export_to_folder_named_like_the_skill(skill, tmp_path):
     out = export_skill(skill, tmp_path / "cs-guidance")
     assert out == tmp_path / "cs-guidance" and check_skill_folder(out) == []

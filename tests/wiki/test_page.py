@@ -97,6 +97,14 @@ def test_round_trip_property(title, intent, solves, steps, sources, kind):
     assert parse_page(render_page(page)) == page
 
 
+def test_a_title_that_is_only_markup_is_refused_not_written_empty():
+    # found by the round-trip property: "#" used to become an empty title that could not be read back
+    for title in ("#", "## ", "[fee: doc_x_001]"):
+        with pytest.raises(ValueError, match="no text"):
+            Page(id="p-1", title=title)
+    assert Page(id="p-1", title="# Gold card").title == "Gold card"
+
+
 @pytest.mark.parametrize(
     "text, msg",
     [

@@ -20,7 +20,8 @@ from skillrag.search import (
     build_index,
     open_retriever,
 )
-from skillrag.search._items import WikiPageSource
+from skillrag.search._items import WikiPageSource, no_layer_error
+from skillrag.workspace import Workspace
 
 EmbedderOpt = Annotated[
     str | None,
@@ -33,23 +34,55 @@ def _check_choice(value: str | None, choices: tuple[str, ...] | list[str], what:
         raise ConfigError(f"unknown {what} {value!r} (choose from {', '.join(choices)})")
 
 
+def _layer_behind(ws: Workspace) -> str | None:
+    """A note when the navigation layer does not cover the corpus as it is now (articles ingested,
+    changed or removed since `wiki build`): the wiki backend reaches articles only through pages, so a
+    new article stays out of its results until the layer is brought up to date."""
+    from skillrag.corpus import ArticleStore
+    from skillrag.wiki import Layer
+
+    man = Layer(ws).manifest()
+    if man is None:
+        return None
+    now = {a.id: a.content_hash for a in ArticleStore(ws).list(split_documents=False)}
+    new = len(set(now) - set(man.articles))
+    removed = len(set(man.articles) - set(now))
+    changed = sum(1 for i, h in now.items() if i in man.articles and man.articles[i] != h)
+    if not (new or changed or removed):
+        return None
+    return (f"wiki: the navigation layer is older than the corpus ({new} new, {changed} changed, {removed} removed "
+            "articles since `skillrag wiki build`); the wiki backend reaches articles only through its pages: "
+            "run `skillrag wiki build`, then `skillrag index`")
+
+
 def index_cmd(
     workspace: WorkspaceOpt = None,
-    backend: Annotated[str | None, typer.Option("--backend", help="direct, wiki or all (default: search.backend).")]
-    = None,
+    backend: Annotated[str | None, typer.Option(
+        "--backend", help="direct, wiki or all (default: search.backend, `wiki` unless configured; with "
+        "search.wiki_order fused, wiki also brings the direct index up to date).")] = None,
     embedder: EmbedderOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Rewrite the index files even if up to date.")] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """Build or update the search index (only new or changed items are embedded)."""
+    """Build or update the search index (only new or changed items are embedded).
+
+    With no --backend it builds what `search.backend` needs: for `wiki` (the default) the direct index
+    first, when the fused order uses it, then the wiki index. A wiki index needs a navigation layer
+    (`skillrag wiki build`); without one the command stops before embedding anything."""
     ws = open_workspace(workspace)
     _check_choice(backend, [*BACKENDS, "all"], "backend")
     _check_choice(embedder, list(EMBEDDERS), "embedder")
     targets = list(BACKENDS) if backend == "all" else [backend or ws.config.search.backend]
     reports: list[IndexReport] = []
     skipped: list[str] = []
+    notes: list[str] = []
     seen = [0, 0]  # passages in the vector cache / to embed, as last reported by build_index
     with ws.write_lock("index"):
+        if targets == ["wiki"]:
+            if WikiPageSource().layer_fingerprint(ws) is None:
+                raise no_layer_error(ws)  # before the direct index is embedded: no half-done default flow
+            if ws.config.search.wiki_order == "fused":
+                targets = ["direct", "wiki"]  # the fused order ranks a page's articles with the direct index
         for target in targets:
             if backend == "all" and target == "wiki" and WikiPageSource().layer_fingerprint(ws) is None:
                 skipped.append("wiki: no navigation layer yet, or its build was interrupted (run `skillrag wiki build`); skipped")
@@ -69,12 +102,17 @@ def index_cmd(
                     prog.stop()
                     done = ", ".join(r.backend for r in reports) or "none"
                     err_console.print(
-                        f"interrupted: index {target} not written; kept {seen[0]} of {seen[1]} passage vectors in "
-                        f"the cache (backends finished: {done}); run `skillrag index` again to resume",
+                        f"interrupted: index {target} not written; kept {seen[0]} of {seen[1]} passage vectors "
+                        f"in the vector store (store.sqlite; backends finished: {done}); "
+                        "run `skillrag index` again to resume",
                         markup=False, highlight=False, soft_wrap=True)
                     raise typer.Exit(130) from None
+        if any(r.backend == "wiki" for r in reports):
+            behind = _layer_behind(ws)
+            if behind:
+                notes.append(behind)
     if json_out:
-        print_json({"reports": [r.to_dict() for r in reports], "skipped": skipped})
+        print_json({"reports": [r.to_dict() for r in reports], "skipped": skipped, "notes": notes})
         return
     for r in reports:
         if r.up_to_date:
@@ -83,8 +121,8 @@ def index_cmd(
             console.print(f"{r.backend}: {r.items} items ({len(r.added)} added, {len(r.changed)} changed, "
                           f"{len(r.removed)} removed), {r.embedded} passages embedded, {r.reused} reused, "
                           f"{r.seconds:.1f} s")
-    for line in skipped:
-        err_console.print(line, markup=False, highlight=False)
+    for line in skipped + notes:
+        err_console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def search_cmd(

@@ -116,9 +116,11 @@ def _stat_key(folder: Path) -> tuple[tuple[str, int, int], ...] | None:
 
 
 def no_layer_error(ws: Workspace) -> IndexStateError:
+    """The one-line refusal of the wiki backend (the default) in a workspace without a finished layer:
+    never a silent fall back to ``direct``."""
     return IndexStateError(f"{ws.root}: there is no navigation layer yet (or its build was interrupted); "
                            "run `skillrag wiki build` first "
-                           "(or search with --backend direct)")
+                           "(or use the direct backend: --backend direct, or search.backend: direct)")
 
 
 def collect_items(ws: Workspace, backend: str, pages: PageSource | None = None) -> tuple[list[Item], str | None]:

@@ -164,8 +164,8 @@ def _flat(text: str) -> str:
 class IndexReport:
     """What one ``build_index`` call did, per backend.
 
-    ``embedded``: passages sent to the embedder (cache misses); ``reused``: passages whose vectors
-    came from the cache; ``seconds``: wall time. ``up_to_date`` is True when nothing had changed and
+    ``embedded``: passages sent to the embedder (not yet in the vector store); ``reused``: passages
+    whose vectors came from the vector store (``skillrag.search.vectors``); ``seconds``: wall time. ``up_to_date`` is True when nothing had changed and
     the index was left as it was.
     """
 

@@ -57,8 +57,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -66,10 +65,10 @@ from skillrag.corpus import ArticleStore
 from skillrag.errors import EmptyInputError, IndexStateError, SkillragError, UserError
 from skillrag.search._items import PageSource, WikiPageSource, no_layer_error, preview_of
 from skillrag.search._passages import ScoredText, analyse, best_passage
+from skillrag.search._ranked import Ranked, RetrieverRanking
 from skillrag.search._types import Hit, PageArticle, PageHit, PageView, SearchFilters
 from skillrag.search.embedders import Embedder
-from skillrag.search.engines import get_engine
-from skillrag.search.fusion import reciprocal_rank_fusion
+from skillrag.search.engines import ScoringIndex, get_engine
 from skillrag.search.index import embedder_for, index_params
 from skillrag.search.tokenize import Analyzer
 from skillrag.workspace import Workspace
@@ -89,20 +88,6 @@ PASSAGE_CACHE = 4096
 #: article of a big family sits on its entity page and many aspect pages; listing all of them (up to 11
 #: on τ²) on every hit was noise. Every page lists all of its articles (``search_pages``, ``read_page``).
 MAX_HIT_PAGES = 3
-
-
-@dataclass(frozen=True)
-class _Ranked:
-    """One ranking of the items: ``order`` (item indices, best first) with their ranking ``scores``;
-    ``bm25_rank`` / ``dense_rank``: ``(n_items,)`` 1-based ranks, 0 = not ranked by that retriever;
-    ``norm``: ``(n_items,)`` the weighted mean of the BM25 score over the best candidate's and the
-    cosine rescaled from the candidates' median (0) to their best (1), clipped to 0–1."""
-
-    order: list[int]
-    scores: list[float]
-    bm25_rank: np.ndarray
-    dense_rank: np.ndarray
-    norm: np.ndarray
 
 
 class Retriever:
@@ -127,7 +112,8 @@ class Retriever:
                 raise no_layer_error(ws)
             raise IndexStateError(f"no {backend} search index in {ws.root}; run `skillrag index --backend {backend}`")
         self.index = index
-        #: items each ranking asks the engine for: None = all (an in-memory engine), else FUSION_DEPTH
+        #: items each ranking asks the engine for: None = every item's score (an in-memory engine,
+        #: a ``ScoringIndex``; the retriever selects as deep as it reads), else FUSION_DEPTH
         self.depth: int | None = None if self.engine.exhaustive else FUSION_DEPTH
         self.manifest = index.manifest
         self._check_build(self.manifest)
@@ -280,63 +266,48 @@ class Retriever:
         return out
 
     def _rank(self, query: str, mask: np.ndarray | None = None, qvec: np.ndarray | None = None,
-              filters: SearchFilters | None = None) -> _Ranked:
-        """Every matching item, best first, under this retriever's mode, with each item's BM25 and
-        dense ranks and its normalised score (see ``_Ranked``). ``mask``: ``(n_items,)`` bool, items
-        allowed (``filters``: the same restriction, passed on so an engine can apply it at its
-        source); ``qvec``: a precomputed query vector.
+              filters: SearchFilters | None = None) -> Ranked:
+        """The matching items under this retriever's mode, best first, with each item's BM25 and dense
+        ranks and its normalised score, computed as deep as they are read (``Ranked``). ``mask``:
+        ``(n_items,)`` bool, items allowed (``filters``: the same restriction, passed on so an engine
+        can apply it at its source); ``qvec``: a precomputed query vector.
 
-        The rankings come from the engine. The embedded engine ranks every item (ranks and the dense
-        median are exact); an engine on a server ranks the best ``FUSION_DEPTH`` of each (``self.depth``):
-        items past that have no rank there, and the dense median is taken over the ranked ones.
+        The embedded engine scores every item: ranks and the dense median are exact over all of them,
+        and only the items read are selected (``argpartition``, no full sort). An engine on a server
+        ranks the best ``FUSION_DEPTH`` of each (``self.depth``): items past that have no rank there,
+        and the dense median is taken over the ranked ones.
         """
         n = len(self.items)
-        depth = self.depth or n
         s = self.settings
-        bm_rank = np.zeros(n, dtype=np.int64)
-        de_rank = np.zeros(n, dtype=np.int64)
-        parts: list[tuple[float, np.ndarray]] = []
-        rankings: list[np.ndarray] = []
-        raw: np.ndarray | None = None
+        hybrid = self.mode == "hybrid"
+        first = FUSION_DEPTH if hybrid else None
+        bm25 = dense = None
+        scoring = cast(ScoringIndex, self.index) if self.depth is None else None
         if self.mode in ("bm25", "hybrid"):
-            order, sc = self.index.lexical(self.query_terms(query), depth, mask, filters)
-            b = np.zeros(n, dtype=np.float32)
-            b[order] = sc
-            bm_rank[order] = np.arange(1, len(order) + 1)
-            top = float(sc[0]) if len(order) else 0.0
-            parts.append((s.bm25_weight, np.clip(b / top, 0.0, 1.0) if top > 0 else np.zeros(n, np.float32)))
-            rankings.append(order)
-            raw = b
-        if self.mode in ("dense", "hybrid"):
-            order, sc = self.index.dense(self.query_vector(query) if qvec is None else qvec, depth, mask, filters)
-            d = np.full(n, -1.0, dtype=np.float32)  # unranked items: below any cosine a ranked one has
-            d[order] = sc
-            de_rank[order] = np.arange(1, len(order) + 1)
-            if len(order):
-                top, mid = float(sc[0]), float(np.median(sc))
-                span = top - mid
-                nd = np.clip((d - mid) / span, 0.0, 1.0) if span > 1e-9 else (d >= top).astype(np.float32)
+            terms = self.query_terms(query)
+            if scoring is not None:
+                b = scoring.lexical_scores(terms)
+                keep = b > 0 if mask is None else mask & (b > 0)
+                bm25 = RetrieverRanking.scored(b, np.flatnonzero(keep), 0.0, first)
             else:
-                nd = np.zeros(n, np.float32)
-            parts.append((s.dense_weight, nd))
-            rankings.append(order)
-            raw = d
-        total_w = sum(w for w, _ in parts) or 1.0
-        norm = sum(w * p for w, p in parts) / total_w
-        if self.mode != "hybrid":
-            order = rankings[0].tolist()
-            return _Ranked(order, [float(raw[i]) for i in order], bm_rank, de_rank, norm)  # type: ignore[index]
-        fused = reciprocal_rank_fusion([r[:FUSION_DEPTH].tolist() for r in rankings], k=s.rrf_k,
-                                       weights=[s.bm25_weight, s.dense_weight])
-        return _Ranked([int(i) for i, _ in fused], [sc for _, sc in fused], bm_rank, de_rank, norm)
+                bm25 = RetrieverRanking.cut(n, self.index.lexical(terms, self.depth or n, mask, filters), 0.0)
+        if self.mode in ("dense", "hybrid"):
+            q = self.query_vector(query) if qvec is None else qvec
+            if scoring is not None:  # unranked items count below any cosine a ranked one has
+                dense = RetrieverRanking.scored(scoring.dense_scores(q), None if mask is None else np.flatnonzero(mask),
+                                                -1.0, first)
+            else:
+                dense = RetrieverRanking.cut(n, self.index.dense(q, self.depth or n, mask, filters), -1.0)
+        return Ranked(bm25, dense, weights=(s.bm25_weight, s.dense_weight), rrf_k=s.rrf_k,
+                      fusion_depth=FUSION_DEPTH)
 
-    def rank_items(self, query: str, mask: np.ndarray | None = None,
-                   qvec: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """Every matching item as ``(item index, score)``, best first, under this retriever's mode.
+    def rank_items(self, query: str, mask: np.ndarray | None = None, qvec: np.ndarray | None = None,
+                   *, depth: int | None = None) -> list[tuple[int, float]]:
+        """The best ``depth`` matching items (None: every one) as ``(item index, score)``, best first,
+        under this retriever's mode.
 
         ``mask``: ``(n_items,)`` bool, items allowed; ``qvec``: a precomputed query vector."""
-        r = self._rank(query, mask, qvec)
-        return list(zip(r.order, r.scores, strict=True))
+        return self._rank(query, mask, qvec).head(depth)
 
     # -- the public calls --------------------------------------------------------------------------
     def search(self, query: str, k: int = 10, filters: SearchFilters | None = None) -> list[Hit]:
@@ -372,7 +343,7 @@ class Retriever:
         out: list[PageHit] = []
         best: float | None = None
         last = 1.0
-        for i in ranked.order:
+        for i, _ in ranked:
             item = self.items[i]
             try:
                 page = self._pages.load_page(self.ws, item["id"])
@@ -381,7 +352,7 @@ class Retriever:
             arts = self._page_articles(page, filters)
             if not arts:
                 continue
-            value = float(ranked.norm[i])
+            value = ranked.norm_of(i)
             best = value if best is None else best
             last = min(last, value / best) if best > 0 else 0.0
             out.append(PageHit(page_id=item["id"], kind=str(getattr(page, "kind", "topic") or "topic"),
@@ -479,24 +450,29 @@ class Retriever:
         if filters is not None:
             mask = np.array([filters.accepts_item(it) for it in self.items], dtype=bool)
         r = self._rank(query, mask, self._query_vector_once(query), filters)
-        chosen = [(self.items[i]["id"], sc, float(r.norm[i]), int(r.bm25_rank[i]), int(r.dense_rank[i]), ())
-                  for i, sc in zip(r.order[:k], r.scores[:k], strict=True)]
+        head = r.head(k)
+        idx = np.array([i for i, _ in head], dtype=np.int64)
+        norm, (bm, de) = r.norm(idx), r.ranks(idx)
+        chosen = [(self.items[i]["id"], sc, float(norm[j]), int(bm[j]), int(de[j]), ())
+                  for j, (i, sc) in enumerate(head)]
         return self._hits(chosen, query)
 
     def _search_wiki(self, query: str, k: int, filters: SearchFilters | None) -> list[Hit]:
         if self._articles is not None:
             return self._search_wiki_fused(query, k, filters, self._articles)
         r = self._rank(query, qvec=self._query_vector_once(query))
+        ranked = list(r)  # every ranked page: each hit lists all the pages that lead to it
+        page_norm = r.norm(np.array([i for i, _ in ranked], dtype=np.int64))
         order: list[str] = []
         first: dict[str, tuple[float, float]] = {}
         led_by: dict[str, list[str]] = {}
-        for i, score in zip(r.order, r.scores, strict=True):
+        for (i, score), pn in zip(ranked, page_norm.tolist(), strict=True):
             page = self.items[i]
             for a in page["cites"]:
                 if a not in led_by:
                     led_by[a] = []
                     order.append(a)
-                    first[a] = (score, float(r.norm[i]))
+                    first[a] = (score, pn)
                 led_by[a].append(page["id"])
         chosen: list[tuple[str, float, float, int, int, tuple[str, ...]]] = []
         step = max(4 * k, 50)
@@ -524,16 +500,18 @@ class Retriever:
         """The top ``k`` of the fused wiki order as ``_hits`` takes them (the ranking alone)."""
         qvec = self._query_vector_once(query)
         pages = self._rank(query, qvec=qvec)
+        ranked = [i for i, _ in pages]  # every ranked page (the pages lead to the candidate articles)
+        norms = pages.norm(np.array(ranked, dtype=np.int64)).tolist()
         page_rank: dict[str, int] = {}
         page_norm: dict[str, float] = {}
         led_by: dict[str, list[str]] = {}
-        for r, i in enumerate(pages.order):
+        for r, i in enumerate(ranked):
             page = self.items[i]
             for a in page["cites"]:
                 if a not in led_by:
                     led_by[a] = []
                     page_rank[a] = r
-                    page_norm[a] = float(pages.norm[i])
+                    page_norm[a] = norms[r]
                 led_by[a].append(page["id"])
         mask = np.zeros(len(arts.items), dtype=bool)
         for a in led_by:
@@ -541,7 +519,7 @@ class Retriever:
             if j is not None:
                 mask[j] = filters is None or filters.accepts_item(arts.items[j])
         own = arts._rank(query, mask, qvec=qvec, filters=filters)
-        art_rank = {arts.items[j]["id"]: r for r, j in enumerate(own.order)}
+        art_rank = {arts.items[j]["id"]: r for r, (j, _) in enumerate(own)}
         rk = self.settings.rrf_k
         unranked = len(arts.items)  # not matched by the article ranking (e.g. no BM25 term): no share
         scores: dict[str, float] = {}
@@ -552,12 +530,10 @@ class Retriever:
                 1 / (rk + ar + 1) if ar < min(FUSION_DEPTH, unranked) else 0.0)
         pos = {a: n for n, a in enumerate(led_by)}  # last tie-breaker: the order the pages cite them
         best = sorted(scores, key=lambda a: (-scores[a], page_rank[a], art_rank.get(a, unranked), pos[a]))[:k]
-        chosen = []
-        for a in best:
-            j = arts.index_of[a]
-            chosen.append((a, scores[a], (page_norm[a] + float(own.norm[j])) / 2, int(own.bm25_rank[j]),
-                           int(own.dense_rank[j]), tuple(led_by[a])))
-        return chosen
+        idx = np.array([arts.index_of[a] for a in best], dtype=np.int64)
+        own_norm, (bm, de) = own.norm(idx).tolist(), own.ranks(idx)
+        return [(a, scores[a], (page_norm[a] + own_norm[n]) / 2, int(bm[n]), int(de[n]), tuple(led_by[a]))
+                for n, a in enumerate(best)]
 
 
 def read_page(ws: Workspace, page_id: str, *, pages: PageSource | None = None,

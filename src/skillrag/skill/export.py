@@ -251,6 +251,24 @@ def output_json_schema(max_snippets: int = 15, min_chars: int = 15) -> dict:
     }
 
 
+def _setting(value: str | None, name: str, workspace: Path | None) -> str:
+    """The skill's retrieval ``backend``/``mode`` for tools.md: its own, else the workspace's when the
+    export names one (what the scripts will use unless that config changes), else the library default."""
+    if value is not None:
+        return value
+    from skillrag.errors import SkillragError
+    from skillrag.workspace import Workspace
+    from skillrag.workspace.config import SearchSettings
+
+    search, whose = SearchSettings(), "the library default"
+    if workspace is not None:
+        try:
+            search, whose = Workspace.open(workspace).config.search, "the workspace's"
+        except SkillragError:
+            pass
+    return f"{getattr(search, name)} ({whose} search.{name})"
+
+
 def export_skill(skill: Skill, dest: str | Path, *, workspace: Path | None = None,
                  cases: Path | None = None, overwrite: bool = False, limits: BudgetLimits | None = None,
                  tags: Mapping[str, int] | None = None) -> Path:
@@ -307,8 +325,8 @@ def export_skill(skill: Skill, dest: str | Path, *, workspace: Path | None = Non
         json.dumps(output_json_schema(c.max_snippets, c.min_snippet_chars), indent=2) + "\n", encoding="utf-8"
     )
     (out / "references" / "tools.md").write_text(
-        _TOOLS_MD.format(k=c.k, pages=c.pages, backend=c.backend or "workspace default",
-                         mode=c.mode or "workspace default", max_snippets=c.max_snippets,
+        _TOOLS_MD.format(k=c.k, pages=c.pages, backend=_setting(c.backend, "backend", workspace),
+                         mode=_setting(c.mode, "mode", workspace), max_snippets=c.max_snippets,
                          min_chars=c.min_snippet_chars, max_chars=c.max_snippet_chars,
                          max_queries=limits.max_queries, max_fetches=limits.max_fetches,
                          max_saves=limits.max_saves, max_save_retries=limits.max_save_retries,

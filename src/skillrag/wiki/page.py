@@ -48,7 +48,7 @@ from typing import Literal
 
 import frontmatter
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from skillrag.corpus.model import ID_PATTERN
 from skillrag.errors import InvalidIdError, WorkspaceError
@@ -211,9 +211,12 @@ class Page(BaseModel):
 
     @field_validator("title", "intent")
     @classmethod
-    def _line(cls, v: str) -> str:
+    def _line(cls, v: str, info: ValidationInfo) -> str:
         # a leading '#' would turn the rendered intent paragraph into a heading
-        return _one_line(LINK_RE.sub("", v)).lstrip("#").strip()
+        out = _one_line(LINK_RE.sub("", v)).lstrip("#").strip()
+        if info.field_name == "title" and not out:
+            raise ValueError(f"title {v!r} has no text once link syntax and leading '#' are removed")
+        return out
 
     @field_validator("solves", "does_not_solve")
     @classmethod

@@ -20,7 +20,7 @@ import numpy as np
 from skillrag.search._items import Item
 from skillrag.search._types import SearchFilters
 
-__all__ = ["BuildInput", "Engine", "EngineIndex", "Ranking", "empty_ranking", "top_k"]
+__all__ = ["BuildInput", "Engine", "EngineIndex", "Ranking", "ScoringIndex", "empty_ranking", "top_k"]
 
 #: ``(item indices int64, scores float32)``, best first, at most ``depth`` long.
 Ranking = tuple[np.ndarray, np.ndarray]
@@ -105,10 +105,27 @@ class EngineIndex(Protocol):
     def close(self) -> None: ...
 
 
+class ScoringIndex(EngineIndex, Protocol):
+    """An index held in memory that scores every item in one call (the indexes of an ``exhaustive``
+    engine). The retriever selects the best items itself (``top_k``, as deep as it reads) and computes
+    exact ranks and the dense median from these scores (``skillrag.search._ranked``)."""
+
+    def lexical_scores(self, term_ids: Sequence[int]) -> np.ndarray:
+        """``(n_items,)`` float32 BM25 scores (Lucene variant) of every item for the query terms (repeats
+        count as query term frequency); 0 where no term occurs."""
+        ...
+
+    def dense_scores(self, qvec: np.ndarray) -> np.ndarray:
+        """``(n_items,)`` float32 inner products of ``qvec`` (``(dim,)`` unit float32) with each item's best
+        passage (a cosine, −1..1)."""
+        ...
+
+
 class Engine(Protocol):
-    """Stores and opens the indexes of one workspace. ``name`` is its registry key. ``exhaustive``: ranking
-    every item is cheap (in memory), so the retriever asks for complete rankings (exact ranks of every
-    item); otherwise it asks for the fusion depth only."""
+    """Stores and opens the indexes of one workspace. ``name`` is its registry key. ``exhaustive``: its
+    indexes are ``ScoringIndex``es (every item scored in memory), so the retriever asks for every
+    item's scores and gets exact ranks of every item; otherwise it asks each ranking for the fusion
+    depth only."""
 
     name: str
     exhaustive: bool
