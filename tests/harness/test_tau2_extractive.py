@@ -65,9 +65,9 @@ def test_extractive_briefs_every_tau2_dev_case_under_2s(tau2_dir, tmp_path, caps
             tools.append(m["tools_grounded_recall"])
     assert max(non_model_ms) < 2000, f"slowest case took {max(non_model_ms):.0f} ms"
     # regression floors just under what this test measured (default wiki backend with the extractive navigation
-    # layer: MEASURED; issue #18's targets are 0.45 and 0.40, also met on the hybrid-wiki arm of
+    # layer: 0.460 and 0.439, issue #18's targets being 0.45 and 0.40; the same on the hybrid-wiki arm of
     # benchmarks/eval_tau2.py). Without a layer (direct backend) the briefing measured 0.407 and 0.298.
-    assert statistics.mean(recall) >= 0.43 and statistics.mean(tools) >= 0.42, (statistics.mean(recall),
+    assert statistics.mean(recall) >= 0.45 and statistics.mean(tools) >= 0.43, (statistics.mean(recall),
                                                                                    statistics.mean(tools))
     with capsys.disabled():
         print(
