@@ -64,8 +64,9 @@ def llama_server(tmp_path_factory) -> Iterator[str]:
         "127.0.0.1",
         "--port",
         str(port),
+        # SmolLM2 was trained at 8192 tokens; SKILL.md plus the tool schemas alone take ~4.2k
         "--n_ctx",
-        "4096",
+        "8192",
         "--n_threads",
         "1",
         "--n_threads_batch",
