@@ -50,7 +50,7 @@ def test_llm_harness_against_a_real_local_server(ws, llama_server):
         contact_reason="Customer lost their debit card",
         case_messages=[{"role": "customer", "content": "I lost my card, please freeze it."}],
     )
-    budgets = {"max_queries": 1, "max_fetches": 1, "max_save_retries": 2, "max_seconds": 100}
+    budgets = {"max_queries": 1, "max_fetches": 1, "max_save_retries": 2, "max_seconds": 300}
     with override_allow_model_requests(True):
         res = run_case(ws, case, harness=harness, retriever=FakeRetriever(ws), budgets=budgets)
     rec = res.record
