@@ -179,3 +179,31 @@ def test_an_output_left_by_an_earlier_run_is_said_to_be_one(ws):
     view = load_run(ws, "hp-001")
     assert view.summary.status == "budget_exceeded" and view.accepted is True
     assert any("latest run ended budget_exceeded" in p for p in view.problems)
+
+
+# regression (review finding 3): `skillrag tool save-output` replaced runs/<case>/output.json but left the
+# extractive run's record.json, so /review showed the hand-saved output as that harness's and `eval score`
+# took its costs from the old record
+def test_a_hand_saved_output_does_not_keep_the_earlier_runs_record(ws, tmp_path, capsys):
+    from skillrag.cli.main import main
+    from skillrag.evaluation import collect_runs, read_tool_log
+
+    folder = ws.runs_dir / "hp-001"
+    assert json.loads((folder / "record.json").read_text())["harness"] == "extractive"
+    earlier = read_output(ws, "hp-001")
+    mine = {k: v for k, v in earlier.items() if k not in ("audit", "meta")}
+    mine["guidance"] = earlier["guidance"] + "\nChecked by hand."
+    (tmp_path / "mine.json").write_text(json.dumps(mine), encoding="utf-8")
+    common = ["-w", str(ws.root), "--cases", str(ws.root / "cases.jsonl")]
+    assert main(["tool", "load-case", "hp-001", *common]) == 0
+    assert main(["tool", "get-article", mine["snippets"][0]["source_article"], "--case", "hp-001",
+                 "-w", str(ws.root)]) == 0
+    assert main(["tool", "save-output", str(tmp_path / "mine.json"), *common]) == 0, capsys.readouterr().err
+    assert read_output(ws, "hp-001")["guidance"].endswith("Checked by hand.")
+    assert not (folder / "record.json").exists()
+    [row] = [r for r in list_runs(ws) if r.case_id == "hp-001"]
+    assert (row.harness, row.model, row.status) == ("", None, "accepted")
+    assert row.date == read_output(ws, "hp-001")["audit"]["saved_at"]
+    run = collect_runs(ws.runs_dir, ["hp-001"], tool_logs=[read_tool_log(ws.runs_dir / "tool_calls.jsonl")])["hp-001"]
+    assert run.cost_source == "tool_log" and run.record_status is None
+    assert (run.record["queries"], len(run.record["fetches"])) == ([], 1)  # this session's calls, not the harness's

@@ -73,7 +73,9 @@ def ws(built, tmp_path) -> Workspace:
 
 @contextmanager
 def site(ws: Workspace, token: str | None = TOKEN) -> Iterator[httpx.Client]:
-    with serve_app(workspace_app(ws, token=token)) as url, httpx.Client(base_url=url, timeout=30) as c:
+    # a browser sends Origin on every form POST; the review pages refuse a POST without Origin and Referer
+    with serve_app(workspace_app(ws, token=token)) as url, httpx.Client(base_url=url, timeout=30,
+                                                                       headers={"Origin": url}) as c:
         yield c
 
 
@@ -131,7 +133,8 @@ def test_the_access_log_never_holds_the_token(ws):
     try:
         while not server.started:
             time.sleep(0.02)
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as c:
+        url = f"http://127.0.0.1:{port}"
+        with httpx.Client(base_url=url, headers={"Origin": url}) as c:
             c.get("/review")
             sign_in(c)
             c.get("/review/hp-001")
@@ -192,12 +195,20 @@ def test_actions_need_the_session_form_token_and_the_same_origin(ws):
         assert set(fields) == {"csrf", "output_sha256", "version", "comment"}
         bad = [({**fields, "csrf": ""}, {}), ({**fields, "csrf": "x" + fields["csrf"]}, {}),
                (fields, {"Origin": "http://evil.example"}), (fields, {"Origin": "null"}),
-               (fields, {"Referer": "http://evil.example/page"})]
+               (fields, {"Origin": "http://evil.example", "Referer": f"{c.base_url}/review/hp-001"})]
         for data, headers in bad:
             r = c.post("/review/hp-001/approve", data=data, headers=headers)
             assert r.status_code == 403 and "nothing was changed" in r.text
         with httpx.Client(base_url=str(c.base_url)) as stranger:  # no session cookie
             assert stranger.post("/review/hp-001/approve", data=fields).status_code == 403
+        # regression (review finding 2): the session cookie and form token with NEITHER Origin nor Referer
+        # was accepted, though every action needs a same-origin Origin/Referer
+        with httpx.Client(base_url=str(c.base_url), cookies=c.cookies) as headless:
+            for headers in ({}, {"Referer": "http://evil.example/page"}):
+                r = headless.post("/review/hp-001/approve", data=fields, headers=headers)
+                assert r.status_code == 403 and "nothing was changed" in r.text
+            r = headless.post("/review/-/login", data={"reviewer": "Eve", "token": TOKEN})
+            assert r.status_code == 403
         assert store.actions() == []
         r = c.post("/review/hp-001/approve", data={**fields, "comment": "all quotes check out"},
                    headers={"Origin": str(c.base_url)})
@@ -205,6 +216,11 @@ def test_actions_need_the_session_form_token_and_the_same_origin(ws):
         [act] = store.actions()
         assert (act.case_id, act.action, act.reviewer, act.comment) == ("hp-001", "approve", "Dana",
                                                                          "all quotes check out")
+        # a same-origin Referer without Origin is enough (the check falls back to it)
+        with httpx.Client(base_url=str(c.base_url), cookies=c.cookies) as referred:
+            r = referred.post("/review/-/logout", data={"csrf": fields["csrf"]},
+                              headers={"Referer": f"{c.base_url}/review/hp-001"})
+            assert r.status_code == 303
         r = c.post("/review/-/login", data={"reviewer": "Eve", "token": TOKEN}, headers={"Origin": "http://evil.example"})
         assert r.status_code == 403
 

@@ -180,3 +180,56 @@ def test_chat_without_an_index_is_503_before_streaming(tmp_path):
         # the default backend (wiki) without a navigation layer: said so, never answered from `direct`
         assert "no navigation layer" in r.json()["error"] and "skillrag wiki build" in r.json()["error"]
         assert c.get("/healthz").status_code == 200
+
+
+def _add_article(ws, folder, name: str, sentence: str) -> None:
+    folder.mkdir(exist_ok=True)
+    (folder / f"{name}.md").write_text(f"---\nid: {name}\ntitle: {name}\ntag: notes\n---\n# {name}\n\n{sentence}\n",
+                                       encoding="utf-8")
+    ingest(ws, [folder])
+
+
+# regression (review finding 1): `skillrag serve` kept the retriever it opened first, so after an ingest and
+# `skillrag index` in another process every plain /chat still said "the search index is stale ...; run
+# skillrag index" until the server was restarted
+def test_a_running_service_picks_up_a_rebuilt_index(tmp_path):
+    cfg = WorkspaceConfig.model_validate({"search": {"backend": "direct", "mode": "bm25", "embedder": "hash"}})
+    root = tmp_path / "ws"
+    ws = Workspace.init(root, config=cfg)
+    ingest(ws, [demo_data.HELP_CENTER])
+    build_index(ws)
+    install_builtin_skills(ws)
+    _add_article(ws, tmp_path / "notes", "kb-zephyr-note", "The zephyr lamp ships in a blue crate.")
+    with serve_app(workspace_app(Workspace.open(root))) as url, httpx.Client(base_url=url, timeout=60) as c:
+        r = c.post("/chat", json={"question": "zephyr lamp crate", "thread_id": "t1"})
+        assert r.status_code == 503 and "stale (0 changed, 1 added" in r.json()["error"]
+        assert "run `skillrag index`" in r.json()["error"]
+        build_index(Workspace.open(root))  # what `skillrag index` does in another process: the advice holds
+        ev = events_of(c.post("/chat", json={"question": "zephyr lamp crate", "thread_id": "t2"}))
+        assert first(ev, "retrieval")["hits"][0]["article_id"] == "kb-zephyr-note"
+        # a change while it serves: stale again, and fresh again after the next index build
+        _add_article(ws, tmp_path / "notes", "kb-quokka-note", "The quokka stool has three legs.")
+        r = c.post("/chat", json={"question": "quokka stool legs", "thread_id": "t3"})
+        assert r.status_code == 503 and "1 added" in r.json()["error"]
+        build_index(Workspace.open(root))
+        ev = events_of(c.post("/chat", json={"question": "quokka stool legs", "thread_id": "t4"}))
+        assert first(ev, "retrieval")["hits"][0]["article_id"] == "kb-quokka-note"
+
+
+def test_the_cached_retriever_is_reopened_only_when_the_index_changed(tmp_path):
+    from skillrag.service.knowledge import WorkspaceKnowledge
+
+    cfg = WorkspaceConfig.model_validate({"search": {"backend": "direct", "mode": "bm25", "embedder": "hash"}})
+    ws = Workspace.init(tmp_path / "ws", config=cfg)
+    ingest(ws, [demo_data.HELP_CENTER])
+    build_index(ws)
+    kb = WorkspaceKnowledge(ws)
+    first_r = kb._retriever("direct", None)
+    assert kb._retriever("direct", None) is first_r  # not rebuilt per request
+    _add_article(ws, tmp_path / "notes", "kb-zephyr-note", "The zephyr lamp ships in a blue crate.")
+    assert kb._retriever("direct", None) is first_r  # an ingest alone does not change the index files
+    build_index(ws)
+    second = kb._retriever("direct", None)
+    assert second is not first_r and second.embedder is first_r.embedder  # reopened, model not reloaded
+    kb.ready("direct", None)  # fresh now
+    assert kb._retriever("direct", None) is second

@@ -21,6 +21,7 @@ from skillrag.errors import (
 from skillrag.harness._records import Budgets, RunRecord, RunResult
 from skillrag.harness._session import Session
 from skillrag.skill import Case, CaseFile, SavedOutput, Skill, SkillRegistry, SkillTools
+from skillrag.skill.tools import run_record_path
 from skillrag.workspace import Workspace, atomic_write_text
 
 __all__ = ["HARNESSES", "Harness", "case_path", "make_harness", "output_paths", "run_case"]
@@ -88,14 +89,12 @@ def output_paths(ws: Workspace, case_id: str, out_path: str | Path | None = None
     named ``output.json``). ``InvalidIdError`` if ``case_id`` is not a plain id (it names a folder),
     ``UserError`` if ``out_path`` is an existing folder."""
     if out_path is None:
-        folder = ws.runs_dir / check_id(case_id, "case")
-        return folder / "output.json", folder / "record.json"
+        out = ws.runs_dir / check_id(case_id, "case") / "output.json"
+        return out, run_record_path(out)
     out = Path(out_path)
     if out.is_dir():
         raise UserError(f"{out}: is a folder; --out takes the output file's path (e.g. {out / (case_id + '.json')})")
-    if out.name == "output.json":
-        return out, out.with_name("record.json")
-    return out, out.with_name(out.stem + ".record.json")
+    return out, run_record_path(out)
 
 
 def case_path(record_path: Path) -> Path:

@@ -2,7 +2,8 @@
 for one case (the case as the agent saw it, the guidance versions with steps linked to snippets,
 each cited article with its snippets placed, and the evidence contract's verdict).
 
-A run is a folder ``runs/<case_id>/`` holding ``record.json`` (always, see ``skillrag.harness``),
+A run is a folder ``runs/<case_id>/`` holding ``record.json`` (from a harness run; none when the
+output was saved through the tools outside a run, ``SkillTools.save_output``),
 ``output.json`` (only when the evidence contract accepted a save) and ``case.json`` (the
 agent-facing case; older runs fall back to the workspace case file). Damaged files (not JSON, wrong
 shapes, a tampered snippet) never raise: they are reported on the view as problems and contract

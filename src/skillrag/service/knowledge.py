@@ -18,6 +18,7 @@ import threading
 from typing import Any, Protocol, runtime_checkable
 
 from skillrag.corpus import ScopedArticles, SourceScope
+from skillrag.errors import IndexStateError
 from skillrag.skill.contract import locate
 
 __all__ = ["Knowledge", "ScopedKnowledge", "WorkspaceKnowledge", "verify_snippet"]
@@ -54,10 +55,48 @@ class Knowledge(Protocol):
     def article(self, article_id: str) -> Any: ...
 
 
+class _Open:
+    """One cached retriever and the index stamp (``_index_stamp``) it was opened at."""
+
+    __slots__ = ("retriever", "stamp")
+
+    def __init__(self, retriever: Any, stamp: Any) -> None:
+        self.retriever = retriever
+        self.stamp = stamp
+
+
+def _index_stamp(workspace: Any, backend: str | None) -> tuple[Any, ...] | None:
+    """What changes when ``skillrag index`` rewrites the stored index of ``backend`` (default: the
+    configured one): for the ``embedded`` engine the ``(inode, mtime ns, size)`` of each
+    ``manifest.json`` it reads (a build swaps in a new folder, so a new file; the ``wiki`` backend also
+    reads the ``direct`` index). Two ``stat`` calls, no reads. None for an engine whose index is not a
+    file here (``milvus``): its retriever notices a rebuild itself (``EngineIndex.check_current``)."""
+    from skillrag.search.engines.embedded import index_dir
+
+    s = workspace.config.search
+    if s.engine != "embedded":
+        return None
+    backend = backend or s.backend
+    out: list[Any] = []
+    for b in dict.fromkeys((backend, "direct") if backend == "wiki" else (backend,)):
+        try:
+            st = (index_dir(workspace, b) / "manifest.json").stat()
+        except OSError:
+            out.append(None)
+        else:
+            out.append((st.st_ino, st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
 class WorkspaceKnowledge:
     """``Knowledge`` over a workspace's search index and article store (retrievers cached per backend/mode).
 
-    Raises ``IndexStateError`` when the index is missing or stale (HTTP 503).
+    Raises ``IndexStateError`` when the index is missing or stale (HTTP 503). A cached retriever is
+    reopened (with the same embedder, so the model is not loaded again) when ``skillrag index``
+    rewrote the index since it was opened: the ``embedded`` engine's manifest files are compared by
+    ``stat`` on each use (``_index_stamp``); on another engine a search that finds the index changed
+    (``IndexStateError``) reopens it once and retries. So "run ``skillrag index``" is enough while the
+    service runs; no restart. Thread-safe: one lock guards the cache and the reopening.
     """
 
     def __init__(self, workspace: Any) -> None:
@@ -65,21 +104,44 @@ class WorkspaceKnowledge:
 
         self.workspace = workspace
         self.store = ArticleStore(workspace)
-        self._retrievers: dict[tuple[str | None, str | None], Any] = {}
+        self._retrievers: dict[tuple[str | None, str | None], _Open] = {}
         self._lock = threading.Lock()
 
-    def _retriever(self, backend: str | None, mode: str | None) -> Any:
+    def _retriever(self, backend: str | None, mode: str | None, *, replace: Any = None) -> Any:
+        """The retriever for ``(backend, mode)``: the cached one while the index on disk is the one it
+        opened, else a newly opened one. ``replace``: a retriever found out of date (reopened unless
+        another thread did so already)."""
         from skillrag.search import open_retriever
 
         key = (backend, mode)
+        stamp = _index_stamp(self.workspace, backend)
         with self._lock:
-            if key not in self._retrievers:
-                self._retrievers[key] = open_retriever(self.workspace, backend=backend, mode=mode)
-            return self._retrievers[key]
+            cached = self._retrievers.get(key)
+            if cached is not None and cached.stamp == stamp and (replace is None or cached.retriever is not replace):
+                return cached.retriever
+            old = cached.retriever if cached is not None else None
+            fresh = open_retriever(self.workspace, backend=backend, mode=mode,
+                                   embedder=old.embedder if old is not None else None)
+            self._retrievers[key] = _Open(fresh, stamp)
+        if old is not None:
+            old.close()  # its store connection; a search still running on it reopens that on demand
+        return fresh
+
+    def search(self, backend: str | None, mode: str | None, run: Any) -> Any:
+        """``run(retriever)`` with the current retriever; on an engine without a file stamp, an
+        ``IndexStateError`` (the index was rebuilt since it was opened) reopens it and runs once more."""
+        r = self._retriever(backend, mode)
+        try:
+            return run(r)
+        except IndexStateError:
+            if _index_stamp(self.workspace, backend) is not None:
+                raise  # embedded: the stamp was current, so the index itself is stale or damaged
+            return run(self._retriever(backend, mode, replace=r))
 
     def ready(self, backend: str | None, mode: str | None) -> None:
-        """Open (and cache) the retriever now; raises ``IndexStateError`` if the index is missing or stale."""
-        self._retriever(backend, mode)
+        """Open (and cache) the retriever now; raises ``IndexStateError`` if the index is missing or stale
+        (``Retriever.check_fresh``: one ``PRAGMA data_version`` when the store did not change)."""
+        self.search(backend, mode, lambda r: r.check_fresh())
 
     def scoped(self, scope: SourceScope) -> _WorkspaceScoped:
         return _WorkspaceScoped(self, self.store.scoped(scope))
@@ -97,7 +159,7 @@ class _WorkspaceScoped:
         self.scope = articles.scope
 
     def search(self, query: str, *, k: int, backend: str | None, mode: str | None) -> list[Any]:
-        return self._articles.search(self._parent._retriever(backend, mode), query, k)
+        return self._parent.search(backend, mode, lambda r: self._articles.search(r, query, k))
 
     def article(self, article_id: str) -> Any:
         return self._articles.get(article_id)

@@ -20,8 +20,8 @@ on restart) and sets it as an ``HttpOnly``, ``SameSite=Strict`` cookie limited t
 (``Secure`` over https). Without a token the form asks only for the reviewer's name, which every action
 records.
 
-CSRF: every POST must come from the same origin (``Origin``, else ``Referer``, must match the
-request's own scheme and host when present) and every action form carries the session's random form
+CSRF: every POST must come from the same origin (``Origin``, else ``Referer``, must name the
+request's own host; a POST with neither is refused) and every action form carries the session's random form
 token (compared in constant time); a failure is HTTP 403 and changes nothing. Responses carry a
 Content-Security-Policy without scripts, ``frame-ancestors 'none'``, ``no-store`` caching and
 ``Referrer-Policy: same-origin``.
@@ -131,14 +131,13 @@ def _templates() -> Jinja2Templates:
 
 
 def _same_origin(request: Request) -> bool:
-    """False when ``Origin`` (or, without it, ``Referer``) names another host than the request's own
-    ``Host`` (an opaque ``null`` origin too). A request with neither header (not sent by a browser for a
-    cross-site form) passes; the action forms' token still has to match."""
+    """True only when ``Origin`` (or, without it, ``Referer``) names the request's own ``Host``. A POST
+    with neither header is refused too: every browser sends ``Origin`` on a form POST (and a same-origin
+    ``Referer`` under this page's ``Referrer-Policy: same-origin``), so a missing pair means a client
+    that is not this page; an opaque ``null`` origin is refused as well."""
     origin = request.headers.get("origin")
     claimed = origin if origin is not None else request.headers.get("referer")
-    if claimed is None:
-        return True
-    if claimed == "null":
+    if not claimed or claimed == "null":
         return False
     return urlsplit(claimed).netloc == request.headers.get("host", request.url.netloc)
 
