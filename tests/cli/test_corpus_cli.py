@@ -78,3 +78,56 @@ def test_unwritable_output_path_is_a_one_line_error(tmp_path, capsys):
     assert main(["init", str(blocker / "sub")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and str(blocker) in err
+
+
+HANDBOOK = (
+    "# Gym handbook\n\nIntro.\n\n"
+    "## Parking\n\n### Overview\nPark in bay B.\n\n### Exceptions\nMembers with a permit park in bay A.\n\n"
+    "## Pool\n\n### Overview\nThe pool opens at six.\n"
+)
+
+
+def _handbook_ws(tmp_path):
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws)]) == 0
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "gym-handbook.md").write_text(HANDBOOK)
+    assert main(["ingest", "-w", str(ws), str(docs)]) == 0
+    return ws
+
+
+def test_article_section_resolves_like_tool_get_article(tmp_path, capsysbinary):
+    ws = _handbook_ws(tmp_path)
+    capsysbinary.readouterr()
+    # by number (sections: 1 Gym handbook, 2 Parking, 3 Overview, 4 Exceptions, 5 Pool, 6 Overview)
+    assert main(["article", "-w", str(ws), "gym-handbook", "--section", "4"]) == 0
+    assert capsysbinary.readouterr().out == b"### Exceptions\nMembers with a permit park in bay A.\n\n"
+    # by heading path (and by any trailing part of it)
+    assert main(["article", "-w", str(ws), "gym-handbook", "--section", "Pool > Overview"]) == 0
+    assert capsysbinary.readouterr().out == b"### Overview\nThe pool opens at six.\n"
+    assert main(["article", "-w", str(ws), "gym-handbook", "--section", "Gym handbook > Parking > Overview",
+                 "--json"]) == 0
+    data = json.loads(capsysbinary.readouterr().out)
+    assert data["text"] == "### Overview\nPark in bay B.\n\n"
+    assert data["section"]["index"] == 3 and data["section"]["path"] == "Gym handbook > Parking > Overview"
+    # a unique heading, any case
+    assert main(["article", "-w", str(ws), "gym-handbook", "--section", "exceptions"]) == 0
+    assert capsysbinary.readouterr().out.startswith(b"### Exceptions\n")
+
+
+def test_article_ambiguous_or_unknown_section_is_refused_with_numbers_and_paths(tmp_path, capsys):
+    ws = _handbook_ws(tmp_path)
+    capsys.readouterr()
+    assert main(["article", "-w", str(ws), "gym-handbook", "--section", "Overview"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # nothing printed: not the first "Overview" silently
+    err = captured.err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert "2 sections named 'Overview'" in err
+    assert "3 (Gym handbook > Parking > Overview)" in err and "6 (Gym handbook > Pool > Overview)" in err
+
+    assert main(["article", "-w", str(ws), "gym-handbook", "--section", "Lockers"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert "4 Gym handbook > Parking > Exceptions" in err  # the listing carries numbers and paths
