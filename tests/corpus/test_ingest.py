@@ -244,3 +244,41 @@ def test_an_id_taken_by_another_source_is_rejected_not_overwritten(ws, tmp_path)
     assert ingest(ws, [tmp_path / "a" / "p.md"]).unchanged == ["kb-1"]
     (tmp_path / "a").rename(tmp_path / "a2")
     assert ingest(ws, [tmp_path / "a2"]).unchanged == ["kb-1"]
+
+
+def test_an_id_from_a_file_name_turns_white_space_into_hyphens(ws, tmp_path):
+    d = tmp_path / "docs"
+    write(d / "pool hours.txt", "Open 6-22.\n")
+    write(d / "sub" / "sauna  rules\u00a0v2.md", "# Sauna\nNo towels on the stove.\n")
+    write(d / "sub" / "sauna.md", "# Sauna\nTen minutes at most.\n")
+    write(d / "front matter.md", "---\nid: fm_id\n---\nBody.\n")
+    write(d / "opening times.html", "<html><body><p>Nine to five.</p></body></html>")
+    rep = ingest(ws, [d])
+    assert sorted(rep.added) == ["fm_id", "opening-times", "pool-hours", "sub__sauna", "sub__sauna-rules-v2"]
+    assert ArticleStore(ws).get("pool-hours").source_path == "pool hours.txt"
+
+
+def test_an_id_given_in_json_or_front_matter_keeps_its_white_space_and_is_rejected(ws, tmp_path):
+    write(tmp_path / "j" / "a.json", json.dumps({"id": "pool hours", "title": "P", "content": "c"}))
+    with pytest.raises(MalformedSourceError) as exc:
+        ingest(ws, [tmp_path / "j"])
+    msg = str(exc.value)
+    assert "a.json" in msg and "id 'pool hours' is not a plain identifier" in msg
+    assert "letters, digits and _ . - + ( ) :" in msg and "section ids" not in msg
+    write(tmp_path / "m" / "b.md", "---\nid: pool hours\n---\nBody.\n")
+    with pytest.raises(MalformedSourceError, match="id 'pool hours' is not a plain identifier"):
+        ingest(ws, [tmp_path / "m"])
+    write(tmp_path / "h" / "sec.json", json.dumps({"id": "doc#part", "title": "P", "content": "c"}))
+    with pytest.raises(MalformedSourceError, match="`#` is kept for section ids"):
+        ingest(ws, [tmp_path / "h"])
+
+
+def test_a_file_name_that_gives_no_valid_id_names_the_file_and_the_allowed_characters(ws, tmp_path):
+    write(tmp_path / "docs" / "pool?hours.txt", "Open.\n")
+    with pytest.raises(MalformedSourceError) as exc:
+        ingest(ws, [tmp_path / "docs"])
+    msg = str(exc.value)
+    assert msg.startswith(str(tmp_path / "docs" / "pool?hours.txt") + ": ")
+    assert "the id taken from the file name, 'pool?hours', is not a plain identifier" in msg
+    assert "letters, digits and _ . - + ( ) :" in msg and "rename the file" in msg and "front matter" in msg
+    assert "section ids" not in msg
