@@ -86,10 +86,13 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Abort:  # EOF at a prompt, or typer.Abort
         print("error: aborted", file=sys.stderr)
         return 1
-    except ContractViolation as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        for reason in exc.reasons:
-            print(f"  - {reason}", file=sys.stderr)
+    except ContractViolation as exc:  # each reason once: one line for one, else a count and the list
+        if len(exc.reasons) <= 1:
+            print(f"error: {exc}", file=sys.stderr)
+        else:
+            print(f"error: output rejected, {len(exc.reasons)} reasons:", file=sys.stderr)
+            for reason in exc.reasons:
+                print(f"  - {reason}", file=sys.stderr)
         return 1
     except SkillragError as exc:
         print(f"error: {exc}", file=sys.stderr)
