@@ -85,7 +85,7 @@ def test_a_rejected_output_prints_each_reason_once(tmp_path, capsys):
     capsys.readouterr()
     assert main(["validate", str(out), "-w", str(ws)]) == 1
     lines = capsys.readouterr().err.splitlines()
-    assert lines[0] == f"error: output rejected, {len(lines) - 1} reasons:"
+    assert lines[0] == f"error: output rejected: {len(lines) - 1} reasons"
     assert len(lines) >= 3 and all(line.startswith("  - ") for line in lines[1:])
     assert len(set(lines)) == len(lines)  # no reason printed twice
     assert sum(reason in line for line in lines) == 1
