@@ -131,3 +131,20 @@ def test_article_ambiguous_or_unknown_section_is_refused_with_numbers_and_paths(
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1
     assert "4 Gym handbook > Parking > Exceptions" in err  # the listing carries numbers and paths
+
+
+def test_ingest_names_every_bad_file_in_one_line(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    main(["init", str(ws)])
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "good.json").write_text(json.dumps({"id": "g", "title": "G", "content": "fine"}))
+    (docs / "bad1.json").write_text("{")
+    (docs / "bad2.md").write_bytes(b"caf\xe9")
+    capsys.readouterr()
+    assert main(["ingest", "-w", str(ws), str(docs)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: 2 bad source files, nothing written") and err.count("\n") == 1
+    assert "bad1.json: invalid JSON" in err and "bad2.md: not UTF-8" in err
+    assert main(["articles", "-w", str(ws), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
