@@ -148,3 +148,21 @@ def test_ingest_names_every_bad_file_in_one_line(tmp_path, capsys):
     assert "bad1.json: invalid JSON" in err and "bad2.md: not UTF-8" in err
     assert main(["articles", "-w", str(ws), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []
+
+
+def test_articles_table_never_cuts_an_id(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    main(["init", str(ws)])
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "gym-handbook.md").write_text(
+        "# Gym handbook\n\nIntro.\n\n## Accessibility and changing rooms for members\nRamps at both doors.\n\n"
+        "## Parking\nBay B.\n")
+    assert main(["ingest", "-w", str(ws), str(docs), "--split-sections"]) == 0
+    capsys.readouterr()
+    assert main(["articles", "-w", str(ws)]) == 0
+    out = capsys.readouterr().out
+    long_id = "gym-handbook#accessibility-and-changing-rooms-for-members"
+    assert any(long_id in line for line in out.splitlines()), out  # whole, on one line
+    assert "gym-handbook#acc" not in out.replace(long_id, "")  # never cut ("gym-handbook#acce…")
+    assert "active" in out  # the other columns fold or shrink instead

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Column, Table
 
 from skillrag.cli._common import (
     JsonOpt,
@@ -113,7 +113,10 @@ def articles_cmd(
             for a in arts
         ])
         return
-    table = Table("id", "title", "source", "chars", "status")
+    # ids are what users copy: the id column keeps every id whole on one line (other columns wrap)
+    id_col = Column("id", no_wrap=True, overflow="fold", min_width=max((len(a.id) for a in arts), default=2))
+    table = Table(id_col, Column("title", min_width=10), Column("source", overflow="fold", min_width=6),
+                  Column("chars", no_wrap=True, justify="right"), Column("status", no_wrap=True))
     for a in arts:
         table.add_row(a.id, a.title, a.source_path, str(len(a.body)), a.status)
     console.print(table)
