@@ -5,6 +5,7 @@
     │   ├── ConfigError                skillrag.yaml / skill.yaml invalid or unknown setting
     │   ├── WorkspaceError             not a workspace, or a workspace folder is damaged
     │   ├── MalformedSourceError       a source file cannot be parsed (names the file)
+    │   │   └── MalformedSourcesError  several source files cannot be parsed (counts them, names the first)
     │   ├── InvalidIdError             an id that is not a plain identifier (e.g. ``../../etc/passwd``)
     │   ├── ArticleNotFound            a well-formed article id that the corpus does not hold
     │   ├── CaseNotFound               a case id that the case file does not hold
@@ -43,6 +44,7 @@ __all__ = [
     "IndexStateError",
     "InvalidIdError",
     "MalformedSourceError",
+    "MalformedSourcesError",
     "MissingExtraError",
     "ModelError",
     "ReviewConflict",
@@ -76,6 +78,24 @@ class MalformedSourceError(UserError):
         self.path = str(path)
         self.reason = reason
         super().__init__(f"{self.path}: {reason}")
+
+
+class MalformedSourcesError(MalformedSourceError):
+    """Several source files could not be parsed. ``errors`` holds each file's error; the message
+    gives their count and the first ``shown`` (``path`` and ``reason`` are the first one's)."""
+
+    def __init__(self, errors: list[MalformedSourceError], shown: int = 3) -> None:
+        self.errors = list(errors)
+        self.path, self.reason = self.errors[0].path, self.errors[0].reason
+        listed = "; ".join(str(e) for e in self.errors[:shown])
+        more = f"; and {len(self.errors) - shown} more" if len(self.errors) > shown else ""
+        UserError.__init__(self, f"{len(self.errors)} bad source files, nothing written "
+                                 f"(--skip-bad ingests the rest): {listed}{more}")
+
+    @classmethod
+    def of(cls, errors: list[MalformedSourceError]) -> MalformedSourceError:
+        """The one error to raise for ``errors`` (non-empty): a single file's own, else the combined one."""
+        return errors[0] if len(errors) == 1 else cls(errors)
 
 
 class InvalidIdError(UserError):

@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from skillrag.corpus import ArticleStore, content_hash, ingest
-from skillrag.errors import ArticleNotFound, EmptyInputError, InvalidIdError, MalformedSourceError, UserError
+from skillrag.errors import (
+    ArticleNotFound,
+    EmptyInputError,
+    InvalidIdError,
+    MalformedSourceError,
+    MalformedSourcesError,
+    UserError,
+)
 from skillrag.workspace import Workspace
 
 
@@ -244,3 +251,80 @@ def test_an_id_taken_by_another_source_is_rejected_not_overwritten(ws, tmp_path)
     assert ingest(ws, [tmp_path / "a" / "p.md"]).unchanged == ["kb-1"]
     (tmp_path / "a").rename(tmp_path / "a2")
     assert ingest(ws, [tmp_path / "a2"]).unchanged == ["kb-1"]
+
+
+def test_an_id_from_a_file_name_turns_white_space_into_hyphens(ws, tmp_path):
+    d = tmp_path / "docs"
+    write(d / "pool hours.txt", "Open 6-22.\n")
+    write(d / "sub" / "sauna  rules\u00a0v2.md", "# Sauna\nNo towels on the stove.\n")
+    write(d / "sub" / "sauna.md", "# Sauna\nTen minutes at most.\n")
+    write(d / "front matter.md", "---\nid: fm_id\n---\nBody.\n")
+    write(d / "opening times.html", "<html><body><p>Nine to five.</p></body></html>")
+    rep = ingest(ws, [d])
+    assert sorted(rep.added) == ["fm_id", "opening-times", "pool-hours", "sub__sauna", "sub__sauna-rules-v2"]
+    assert ArticleStore(ws).get("pool-hours").source_path == "pool hours.txt"
+
+
+def test_an_id_given_in_json_or_front_matter_keeps_its_white_space_and_is_rejected(ws, tmp_path):
+    write(tmp_path / "j" / "a.json", json.dumps({"id": "pool hours", "title": "P", "content": "c"}))
+    with pytest.raises(MalformedSourceError) as exc:
+        ingest(ws, [tmp_path / "j"])
+    msg = str(exc.value)
+    assert "a.json" in msg and "id 'pool hours' is not a plain identifier" in msg
+    assert "letters, digits and _ . - + ( ) :" in msg and "section ids" not in msg
+    write(tmp_path / "m" / "b.md", "---\nid: pool hours\n---\nBody.\n")
+    with pytest.raises(MalformedSourceError, match="id 'pool hours' is not a plain identifier"):
+        ingest(ws, [tmp_path / "m"])
+    write(tmp_path / "h" / "sec.json", json.dumps({"id": "doc#part", "title": "P", "content": "c"}))
+    with pytest.raises(MalformedSourceError, match="`#` is kept for section ids"):
+        ingest(ws, [tmp_path / "h"])
+
+
+def test_a_file_name_that_gives_no_valid_id_names_the_file_and_the_allowed_characters(ws, tmp_path):
+    write(tmp_path / "docs" / "pool?hours.txt", "Open.\n")
+    with pytest.raises(MalformedSourceError) as exc:
+        ingest(ws, [tmp_path / "docs"])
+    msg = str(exc.value)
+    assert msg.startswith(str(tmp_path / "docs" / "pool?hours.txt") + ": ")
+    assert "the id taken from the file name, 'pool?hours', is not a plain identifier" in msg
+    assert "letters, digits and _ . - + ( ) :" in msg and "rename the file" in msg and "front matter" in msg
+    assert "section ids" not in msg
+
+
+def test_every_bad_file_is_named_in_one_error_and_nothing_is_written(ws, tmp_path):
+    d = tmp_path / "docs"
+    write(d / "a_good.json", json.dumps({"id": "good", "title": "G", "content": "fine"}))
+    for name in ["b1.json", "b2.json", "b3.json", "b4.json", "b5.json"]:
+        write(d / name, "{")
+    with pytest.raises(MalformedSourcesError) as exc:
+        ingest(ws, [d])
+    msg = str(exc.value)
+    assert msg.startswith("5 bad source files, nothing written (--skip-bad ingests the rest): ")
+    assert all(f"b{i}.json: invalid JSON" in msg for i in (1, 2, 3)) and "b4.json" not in msg
+    assert msg.endswith("; and 2 more") and "\n" not in msg
+    assert [e.path for e in exc.value.errors] == [str(d / f"b{i}.json") for i in range(1, 6)]
+    assert isinstance(exc.value, MalformedSourceError) and exc.value.path == str(d / "b1.json")
+    assert ArticleStore(ws).count() == 0
+    rep = ingest(ws, [d], skip_bad=True)  # the same files with --skip-bad: the good one goes in
+    assert rep.added == ["good"] and len(rep.rejected) == 5
+
+
+def test_a_parse_error_and_an_id_clash_are_named_together(ws, tmp_path):
+    write(tmp_path / "a" / "p.md", "---\nid: kb-1\n---\n# Original\n")
+    ingest(ws, [tmp_path / "a"])
+    write(tmp_path / "b" / "q.md", "---\nid: kb-1\n---\n# Impostor\n")
+    write(tmp_path / "b" / "bad.json", "{")
+    write(tmp_path / "b" / "r.md", "# R\n\nfine\n")
+    with pytest.raises(MalformedSourcesError) as exc:
+        ingest(ws, [tmp_path / "b"])
+    msg = str(exc.value)
+    assert msg.startswith("2 bad source files") and "bad.json: invalid JSON" in msg and "duplicate id 'kb-1'" in msg
+    store = ArticleStore(ws)
+    assert store.count() == 1 and store.get("kb-1").title == "Original"  # nothing written, r.md neither
+
+
+def test_a_single_bad_file_keeps_its_own_error(ws, tmp_path):
+    write(tmp_path / "docs" / "bad.json", "{")
+    with pytest.raises(MalformedSourceError) as exc:
+        ingest(ws, [tmp_path / "docs"])
+    assert type(exc.value) is MalformedSourceError and str(exc.value).startswith(str(tmp_path / "docs" / "bad.json"))

@@ -12,7 +12,9 @@ def test_index_then_search_json(ws, capsys):
     assert main(["index", "-w", str(ws.root)]) == 0
     assert "direct: up to date (5 items" in capsys.readouterr().out
     assert main(["search", "swift wire abroad", "-w", str(ws.root), "-k", "2", "--json"]) == 0
-    hits = json.loads(capsys.readouterr().out)
+    got = json.loads(capsys.readouterr().out)  # the same object on both backends; no pages on direct
+    assert set(got) == {"hits", "pages"} and got["pages"] == []
+    hits = got["hits"]
     assert len(hits) == 2 and hits[0]["article_id"] == "wire"
     assert set(hits[0]) == {"article_id", "score", "relevance", "bm25_rank", "dense_rank", "title", "section",
                             "preview", "page_ids"}
@@ -26,9 +28,9 @@ def test_search_table_and_filters(ws, capsys):
     out = capsys.readouterr().out
     assert "lost_card" in out and "card_fees" in out and "wire" not in out
     assert main(["search", "account", "-w", str(ws.root), "--prefix", "open_", "--json"]) == 0
-    assert [h["article_id"] for h in json.loads(capsys.readouterr().out)] == ["open_savings"]
+    assert [h["article_id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["open_savings"]
     assert main(["search", "account", "-w", str(ws.root), "--title-contains", "SAVINGS", "--json"]) == 0
-    assert [h["article_id"] for h in json.loads(capsys.readouterr().out)] == ["open_savings"]
+    assert [h["article_id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["open_savings"]
 
 
 def test_cli_errors_are_one_line(ws, capsys):
@@ -106,7 +108,7 @@ def test_the_default_backend_is_wiki_and_index_builds_what_it_needs(tmp_path, ca
     got = json.loads(capsys.readouterr().out)  # the wiki backend's answer: hits led to by pages, and the pages
     assert got["pages"] and got["hits"][0]["article_id"] == "wire" and got["hits"][0]["page_ids"]
     assert main(["search", "swift wire abroad", "-w", str(ws.root), "--backend", "direct", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)[0]["article_id"] == "wire"  # built by the default `index` too
+    assert json.loads(capsys.readouterr().out)["hits"][0]["article_id"] == "wire"  # built by the default `index` too
 
     # a new article is reached through pages only: `index` says the layer is behind until `wiki build`
     extra = tmp_path / "more"
@@ -114,7 +116,11 @@ def test_the_default_backend_is_wiki_and_index_builds_what_it_needs(tmp_path, ca
     (extra / "atm.md").write_text("# ATM withdrawals abroad\n\nForeign ATMs charge 3 dollars.\n", encoding="utf-8")
     ingest(ws, [extra], tag="more")
     assert main(["index", "-w", str(ws.root)]) == 0
-    err = capsys.readouterr().err
+    printed = capsys.readouterr()
+    err = printed.err
+    assert "wiki: up to date" not in printed.out  # not beside "the layer is older than the corpus"
+    assert "wiki: index up to date with the navigation layer (" in printed.out
+    assert "the layer is older than the corpus: run `skillrag wiki build`" in printed.out
     assert "navigation layer is older than the corpus (1 new, 0 changed, 0 removed" in err
     assert "run `skillrag wiki build`, then `skillrag index`" in err
     assert len([ln for ln in err.splitlines() if ln.strip()]) == 1  # one line (beside the progress bars' blanks)

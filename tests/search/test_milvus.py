@@ -319,7 +319,7 @@ def test_cli_index_and_search_on_milvus_lite(tmp_path, milvus_extra):
     found = subprocess.run([*cli, "search", "wire abroad swift", "-k", "2", "--json"], check=False, env=env, capture_output=True,
                            text=True, timeout=300)
     assert found.returncode == 0, found.stderr
-    assert json.loads(found.stdout)[0]["article_id"] == "wire"
+    assert json.loads(found.stdout)["hits"][0]["article_id"] == "wire"
     db = ws.state_dir / "milvus.db"
     holder = subprocess.Popen(
         [sys.executable, "-W", "ignore", "-c", HOLD_LITE_FILE, str(db)],

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Column, Table
 
 from skillrag.cli._common import (
     JsonOpt,
@@ -68,19 +68,21 @@ def ingest_cmd(
 def article_cmd(
     article_id: Annotated[str, typer.Argument(metavar="ID", help="Article id.")],
     workspace: WorkspaceOpt = None,
-    section: Annotated[str | None, typer.Option(help="Print only the section with this heading.")] = None,
+    section: Annotated[str | None, typer.Option(
+        help="Print only one section: its number, its heading path ('A > B') or its heading (any case); "
+             "a heading several sections share is refused with their numbers and paths.")] = None,
     summary: Annotated[bool, typer.Option("--summary", help="Print a short deterministic summary.")] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Print an article's body exactly as stored (or one section, or a summary)."""
+    from skillrag.skill.tools import resolve_section  # the resolver `skillrag tool get-article` uses
+
     ws = open_workspace(workspace)
     art = ArticleStore(ws).get(article_id)
+    picked = None
     if section is not None:
-        try:
-            text = art.section(section)
-        except KeyError:
-            heads = "; ".join(s.heading for s in art.sections) or "none"
-            raise typer.BadParameter(f"article {article_id!r} has no section {section!r} (sections: {heads})") from None
+        picked = resolve_section(art, section)  # ArticleNotFound / UserError: one `error:` line, exit 2
+        text = art.body[picked.start : picked.end]
     elif summary:
         text = summarize(art, ws.config.corpus.summary_chars) + "\n"
     else:
@@ -88,6 +90,8 @@ def article_cmd(
     if json_out:
         data = art.model_dump()
         data["text"] = text
+        if picked is not None:
+            data["section"] = picked.to_dict()
         data["section_articles"] = [s.id for s in ArticleStore(ws).sections_of(art.id)]
         print_json(data)
     else:
@@ -109,7 +113,10 @@ def articles_cmd(
             for a in arts
         ])
         return
-    table = Table("id", "title", "source", "chars", "status")
+    # ids are what users copy: the id column keeps every id whole on one line (other columns wrap)
+    id_col = Column("id", no_wrap=True, overflow="fold", min_width=max((len(a.id) for a in arts), default=2))
+    table = Table(id_col, Column("title", min_width=10), Column("source", overflow="fold", min_width=6),
+                  Column("chars", no_wrap=True, justify="right"), Column("status", no_wrap=True))
     for a in arts:
         table.add_row(a.id, a.title, a.source_path, str(len(a.body)), a.status)
     console.print(table)

@@ -44,17 +44,55 @@ for _name in COMMAND_MODULES:
     importlib.import_module(f"skillrag.cli.{_name}").register(app)
 
 
+#: What click raises for bad command-line input: typer ≥ 0.26 vendors click and raises its errors as
+#: ``typer.TyperException``; older typer raises click's own ``ClickException``.
+if hasattr(typer, "TyperException"):
+    _CLI_ERRORS: tuple[type[Exception], ...] = (typer.TyperException,)
+else:  # pragma: no cover - older typer
+    import click
+
+    _CLI_ERRORS = (click.ClickException,)
+
+
+def _usage_line(exc: Exception) -> str:
+    """A click usage or parameter error as one line: ``error: <message> (try: <command> --help)``."""
+    text = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    message = "; ".join(line.strip() for line in text.splitlines() if line.strip())
+    ctx = getattr(exc, "ctx", None)
+    hint = ""
+    if getattr(exc, "exit_code", 1) == 2 and ctx is not None and ctx.command.get_help_option(ctx) is not None:
+        hint = f" (try: {ctx.command_path} {ctx.help_option_names[0]})"
+    return f"error: {message}{hint}"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the CLI; a ``SkillragError`` becomes one ``error:`` line and exit 1 or 2."""
+    """Entry point: run the CLI and return its exit status.
+
+    A usage or parameter error (unknown option, missing argument, value out of range) is one
+    ``error:`` line and exit 2; a ``SkillragError`` one ``error:`` line and exit 1 (a rejected
+    output, its reasons listed once each) or 2; Ctrl-C exits 130. ``--help`` is typer's rich help."""
     try:
-        app(args=argv, standalone_mode=True)
-    except SystemExit as exc:  # click's own exit: usage errors print their message and exit 2
+        # standalone_mode=False: click raises its usage errors to us instead of printing typer's
+        # boxed rich panel, and returns the code of any `typer.Exit` (a Ctrl-C inside typer is Exit(130)).
+        result = app(args=argv, prog_name="skillrag", standalone_mode=False)
+    except SystemExit as exc:  # a command that calls sys.exit itself
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
-    except ContractViolation as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        for reason in exc.reasons:
-            print(f"  - {reason}", file=sys.stderr)
+    except _CLI_ERRORS as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `skillrag` or `skillrag wiki` alone: help was printed
+            return 2
+        print(_usage_line(exc), file=sys.stderr)
+        return int(getattr(exc, "exit_code", 2))
+    except typer.Abort:  # EOF at a prompt, or typer.Abort
+        print("error: aborted", file=sys.stderr)
+        return 1
+    except ContractViolation as exc:  # each reason once: one line for one, else a count and the list
+        if len(exc.reasons) <= 1:
+            print(f"error: {exc}", file=sys.stderr)
+        else:
+            print(f"error: output rejected: {len(exc.reasons)} reasons", file=sys.stderr)
+            for reason in exc.reasons:
+                print(f"  - {reason}", file=sys.stderr)
         return 1
     except SkillragError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -66,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    return 0
+    return result if isinstance(result, int) and not isinstance(result, bool) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

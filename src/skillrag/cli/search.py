@@ -107,15 +107,18 @@ def index_cmd(
                         "run `skillrag index` again to resume",
                         markup=False, highlight=False, soft_wrap=True)
                     raise typer.Exit(130) from None
-        if any(r.backend == "wiki" for r in reports):
-            behind = _layer_behind(ws)
-            if behind:
-                notes.append(behind)
+        behind = _layer_behind(ws) if any(r.backend == "wiki" for r in reports) else None
+        if behind:
+            notes.append(behind)
     if json_out:
         print_json({"reports": [r.to_dict() for r in reports], "skipped": skipped, "notes": notes})
         return
     for r in reports:
-        if r.up_to_date:
+        if r.up_to_date and r.backend == "wiki" and behind:  # up to date with a layer the corpus has outgrown
+            console.print(f"wiki: index up to date with the navigation layer ({r.items} items, {r.passages} "
+                          "passages); the layer is older than the corpus: run `skillrag wiki build`",
+                          markup=False, highlight=False, soft_wrap=True)
+        elif r.up_to_date:
             console.print(f"{r.backend}: up to date ({r.items} items, {r.passages} passages)")
         else:
             console.print(f"{r.backend}: {r.items} items ({len(r.added)} added, {len(r.changed)} changed, "
@@ -160,11 +163,8 @@ def search_cmd(
                             id_prefixes=id_prefix or None)
     hits = retriever.search(query, k=k or ws.config.search.k, filters=filters)
     ranked_pages = retriever.search_pages(query, k=pages, filters=filters) if pages else []
-    if json_out:
-        if retriever.backend == "wiki":
-            print_json({"hits": [h.to_dict() for h in hits], "pages": [p.to_dict() for p in ranked_pages]})
-        else:
-            print_json([h.to_dict() for h in hits])
+    if json_out:  # one shape on both backends: `pages` is empty on direct
+        print_json({"hits": [h.to_dict() for h in hits], "pages": [p.to_dict() for p in ranked_pages]})
         return
     if not hits:
         console.print("no results")

@@ -30,6 +30,7 @@ from skillrag.skill import (
     ingest_references,
     install_builtin_skills,
     render_manual,
+    skill_folders,
     validate_output,
     write_cases,
 )
@@ -441,19 +442,28 @@ def skill_export(
 
 
 @skill_app.command("check")
-def skill_check(folder: Annotated[Path, typer.Argument(metavar="DIR", help="A skill folder.")],
+def skill_check(folder: Annotated[Path, typer.Argument(
+                    metavar="DIR", help="A skill folder, or a folder of them (the DIR of `skill export NAME DIR`).")],
                 json_out: JsonOpt = False) -> None:
-    """Check a skill folder against the Agent Skills specification. Exit 1 when it does not conform."""
+    """Check skill folders against the Agent Skills specification. Exit 1 when one does not conform."""
     if not folder.is_dir():
         raise UserError(f"{folder}: {'not a folder' if folder.exists() else 'no such folder'}")
-    problems = check_skill_folder(folder)
+    folders = skill_folders(folder)
+    several = folders != [folder]  # DIR holds skill folders: name each in the output
+    checked = [(f, check_skill_folder(f)) for f in folders]
+    problems = [f"{f.name}: {p}" if several else p for f, ps in checked for p in ps]
     if json_out:
-        print_json({"ok": not problems, "problems": problems})
-    elif problems:
-        for p in problems:
-            console.print(f"- {p}", highlight=False, markup=False)
+        print_json({"ok": not problems, "problems": problems,
+                    "skills": [{"folder": str(f), "ok": not ps, "problems": ps} for f, ps in checked]})
     else:
-        console.print(f"{folder}: conforms to the Agent Skills specification")
+        plain = {"highlight": False, "markup": False, "soft_wrap": True}  # paths are never wrapped
+        for f, ps in checked:
+            if several and ps:
+                console.print(f"{f}: does not conform to the Agent Skills specification", **plain)
+            for p in ps:
+                console.print(f"{'  ' if several else ''}- {p}", **plain)
+            if not ps:
+                console.print(f"{f}: conforms to the Agent Skills specification", **plain)
     if problems:
         raise typer.Exit(1)
 

@@ -27,7 +27,7 @@ from skillrag.corpus.model import ID_PATTERN, SourceArticle, content_hash
 from skillrag.corpus.sections import parse_sections
 from skillrag.corpus.split import split_document
 from skillrag.corpus.store import ensure_schema, reference_tag
-from skillrag.errors import EmptyInputError, MalformedSourceError
+from skillrag.errors import EmptyInputError, MalformedSourceError, MalformedSourcesError
 from skillrag.workspace import Workspace
 from skillrag.workspace.config import CorpusSettings
 
@@ -83,10 +83,11 @@ def _check_article(f: Path, a: SourceArticle, settings: CorpusSettings) -> None:
 
 def _collect(
     paths: Sequence[Path], tag: str | None, skip_bad: bool, report: IngestReport,
-    on_file: Callable[[Path], None] | None, settings: CorpusSettings, skill: str | None = None,
+    on_file: Callable[[Path], None] | None, settings: CorpusSettings, skill: str | None,
+    bad: list[MalformedSourceError],
 ) -> dict[str, tuple[SourceArticle, str]]:
     """Parse every file: ``id -> (article, source_root)``, split documents followed by their
-    section-articles. Raises on the first bad file unless skip_bad."""
+    section-articles. A bad file goes to ``report.rejected`` with skip_bad, else to ``bad``."""
     found: dict[str, tuple[SourceArticle, str]] = {}
     for p in paths:
         root_key = str(p.resolve())
@@ -111,9 +112,10 @@ def _collect(
                         prev = found[a.id][0].source_path
                         raise MalformedSourceError(f, f"duplicate id {a.id!r} (also in {prev})")
             except MalformedSourceError as exc:
-                if not skip_bad:
-                    raise
-                report.rejected.append(str(exc))
+                if skip_bad:
+                    report.rejected.append(str(exc))
+                else:
+                    bad.append(exc)  # keep parsing: the one error names every bad file
                 arts = []
             for a in arts:
                 found[a.id] = (a, root_key)
@@ -163,9 +165,10 @@ def ingest(
     ``skill``: ingest them as that skill's reference notes (module doc; ``tag`` is then ignored).
     Documents longer than ``corpus.split_chars`` characters (every document with headings when
     ``split_sections`` is true; default ``corpus.split_headings``) are stored whole and as
-    section-articles (``skillrag.corpus.split``). Raises ``MalformedSourceError`` naming the first
-    unparseable, binary or over-size file (nothing written) unless ``skip_bad``, in which case such
-    files are listed in ``report.rejected``. Raises ``EmptyInputError`` when ``paths`` hold no
+    section-articles (``skillrag.corpus.split``). Raises ``MalformedSourceError`` naming the
+    unparseable, binary or over-size file, or an id another source already holds (nothing written;
+    ``MalformedSourcesError``, with the count and the first few, when there are several) unless
+    ``skip_bad``, in which case such files are listed in ``report.rejected``. Raises ``EmptyInputError`` when ``paths`` hold no
     readable file.
     """
     paths = [Path(p) for p in paths]
@@ -173,10 +176,13 @@ def ingest(
     settings = workspace.config.corpus
     if split_sections is not None:
         settings = settings.model_copy(update={"split_headings": split_sections})
-    found = _collect(paths, tag, skip_bad, report, on_file, settings, skill)
+    bad: list[MalformedSourceError] = []  # without skip_bad: every bad file, raised together, nothing written
+    found = _collect(paths, tag, skip_bad, report, on_file, settings, skill, bad)
     for a, _root in found.values():
         if a.parent is not None:
             report.split[a.parent] = report.split.get(a.parent, 0) + 1
+    if bad and not found:
+        raise MalformedSourcesError.of(bad)
     if not found and not report.rejected:
         raise EmptyInputError(f"no readable source files in {', '.join(map(str, paths))} (.json .jsonl .md .txt .html)")
     roots = {str(p.resolve()) for p in paths}
@@ -194,11 +200,14 @@ def ingest(
             for aid, (a, root) in sorted(found.items()):
                 clash = _clash(stored.get(aid), a, root)
                 if clash is not None:
-                    if not skip_bad:
-                        raise clash
-                    report.rejected.append(str(clash))
-                    del found[aid]
-                    continue
+                    if skip_bad:
+                        report.rejected.append(str(clash))
+                        del found[aid]
+                    else:
+                        bad.append(clash)
+            if bad:  # inside the transaction: rolls back, nothing written
+                raise MalformedSourcesError.of(bad)
+            for aid, (a, root) in sorted(found.items()):
                 h = content_hash(a.body)
                 sections = json.dumps([s.model_dump() for s in parse_sections(a.body)])
                 old = stored.get(aid)

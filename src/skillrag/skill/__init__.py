@@ -19,7 +19,7 @@ from skillrag.skill.registry import (
     load_skill,
     render_manual,
 )
-from skillrag.skill.spec import check_skill_folder
+from skillrag.skill.spec import check_skill_folder, skill_folders
 from skillrag.skill.tau2 import import_tau2
 from skillrag.skill.tools import (
     ArticleView,
@@ -71,6 +71,7 @@ __all__ = [
     "normalize",
     "render_manual",
     "resolve_section",
+    "skill_folders",
     "validate_output",
     "write_cases",
 ]

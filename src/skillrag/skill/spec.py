@@ -21,7 +21,14 @@ from typing import Any
 import frontmatter
 import yaml
 
-__all__ = ["FRONT_MATTER_KEYS", "NAME_PATTERN", "check_front_matter", "check_skill_folder", "read_skill_md"]
+__all__ = [
+    "FRONT_MATTER_KEYS",
+    "NAME_PATTERN",
+    "check_front_matter",
+    "check_skill_folder",
+    "read_skill_md",
+    "skill_folders",
+]
 
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 FRONT_MATTER_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
@@ -83,6 +90,17 @@ def check_front_matter(meta: dict[str, Any], folder_name: str | None) -> list[st
     ):
         reasons.append("front matter: 'metadata' must map strings to strings")
     return reasons
+
+
+def skill_folders(folder: str | Path) -> list[Path]:
+    """The skill folders ``folder`` names: itself when it holds a ``SKILL.md`` (or holds no skill
+    folder at all, so that checking it reports what is missing), else each immediate sub-folder that
+    holds one, by name: ``skillrag skill export NAME DIR`` writes ``DIR/NAME``, so ``DIR`` works too."""
+    folder = Path(folder)
+    if not folder.is_dir() or (folder / "SKILL.md").exists():
+        return [folder]
+    found = sorted(p for p in folder.iterdir() if p.is_dir() and (p / "SKILL.md").is_file())
+    return found or [folder]
 
 
 def check_skill_folder(folder: str | Path) -> list[str]:

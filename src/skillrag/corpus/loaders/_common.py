@@ -36,6 +36,32 @@ def read_text(path: Path) -> str:
         raise MalformedSourceError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
+#: What an id may hold, for error messages (``skillrag.corpus.model.ID_PATTERN``, less the ``#`` of section ids).
+ID_RULE = "letters, digits and _ . - + ( ) : only, starting with a letter or digit, at most 200 characters"
+
+
+def id_from_path(rel: Path) -> str:
+    """The id a file's path gives when the file sets none: ``rel`` (relative to the ingest root)
+    without its suffix, its folders joined by ``__``, each run of white space in a name replaced by
+    ``-`` (``sub/pool hours.txt`` → ``sub__pool-hours``)."""
+    return "__".join("-".join(part.split()) for part in rel.with_suffix("").parts)
+
+
+def check_source_id(aid: Any, path: Path, *, where: str = "", from_name: str | None = None) -> str:
+    """``aid`` if it is a valid source id (``ID_PATTERN``, no ``..``, no ``#``), else raise
+    ``MalformedSourceError`` naming ``path`` and the characters an id may hold. ``from_name``: how
+    the file could set an id instead, when ``aid`` was derived from its name (``id_from_path``)."""
+    if isinstance(aid, str) and ID_PATTERN.fullmatch(aid) and ".." not in aid and "#" not in aid:
+        return aid
+    loc = f"{where}: " if where else ""
+    if from_name is not None:
+        raise MalformedSourceError(
+            path, f"{loc}the id taken from the file name, {aid!r}, is not a plain identifier ({ID_RULE}); "
+                  f"rename the file or {from_name}")
+    why = "; `#` is kept for section ids" if isinstance(aid, str) and "#" in aid else ""
+    raise MalformedSourceError(path, f"{loc}id {aid!r} is not a plain identifier ({ID_RULE}{why})")
+
+
 def article_from_record(rec: Any, path: Path, root: Path, tag: str, where: str = "") -> SourceArticle:
     """Build a ``SourceArticle`` from a ``{"id","title","content"}`` record; ``content`` kept verbatim."""
     loc = f"{where}: " if where else ""
@@ -49,8 +75,7 @@ def article_from_record(rec: Any, path: Path, root: Path, tag: str, where: str =
             path, f"{loc}missing field(s) {', '.join(missing)} (an article is {{\"id\", \"title\", \"content\"}}{hint})"
         )
     aid, title, content = rec["id"], rec["title"], rec["content"]
-    if not isinstance(aid, str) or not ID_PATTERN.match(aid) or ".." in aid or "#" in aid:
-        raise MalformedSourceError(path, f"{loc}id {aid!r} is not a plain identifier (`#` is kept for section ids)")
+    check_source_id(aid, path, where=where)
     if not isinstance(title, str) or not isinstance(content, str):
         raise MalformedSourceError(path, f"{loc}title and content must be strings")
     return SourceArticle(

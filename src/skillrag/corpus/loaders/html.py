@@ -1,6 +1,6 @@
 """HTML, one article per file, converted to Markdown with ``markdownify``.
 
-id from ``<meta name="article-id">`` or the relative path (as for Markdown); title from
+id from ``<meta name="article-id">`` or the relative path (as for Markdown: ``id_from_path``); title from
 ``<title>``, else the first ``<h1>``, else the file stem.
 """
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 from markdownify import markdownify
 
-from skillrag.corpus.loaders._common import read_text
-from skillrag.corpus.model import ID_PATTERN, SourceArticle
+from skillrag.corpus.loaders._common import check_source_id, id_from_path, read_text
+from skillrag.corpus.model import SourceArticle
 from skillrag.corpus.sections import first_heading
 from skillrag.errors import MalformedSourceError
 
@@ -30,9 +30,11 @@ def load(path: Path, root: Path, tag: str) -> list[SourceArticle]:
     body = re.sub(r"\n{3,}", "\n\n", body)
     rel = path.relative_to(root)
     m = _META_ID.search(raw)
-    aid = m.group(1) if m else "__".join(rel.with_suffix("").parts)
-    if not ID_PATTERN.match(aid) or ".." in aid or "#" in aid:
-        raise MalformedSourceError(path, f"id {aid!r} is not a plain identifier (`#` is kept for section ids)")
+    if m:
+        aid = check_source_id(m.group(1), path)
+    else:
+        aid = check_source_id(id_from_path(rel), path,
+                              from_name='set one with <meta name="article-id" content="...">')
     t = _TITLE.search(raw)
     title = (re.sub(r"\s+", " ", t.group(1)).strip() if t else "") or first_heading(body) or path.stem
     return [SourceArticle(id=aid, title=title, body=body, source_path=str(rel), source_tag=tag)]

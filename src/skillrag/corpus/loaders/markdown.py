@@ -1,7 +1,7 @@
 """Markdown or plain text, one article per file.
 
 id: front matter ``id``, else the path relative to the ingest root without its suffix, with
-``/`` replaced by ``__``. title: front matter ``title``, else the first heading, else the file stem.
+``/`` replaced by ``__`` and each run of white space by ``-`` (``id_from_path``). title: front matter ``title``, else the first heading, else the file stem.
 url: front matter ``url`` (an absolute http(s) URL: the canonical page citations deep-link to), if any.
 The body is the file's text after the front-matter block, byte for byte.
 """
@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 import frontmatter
 import yaml
 
-from skillrag.corpus.loaders._common import read_text
-from skillrag.corpus.model import ID_PATTERN, SourceArticle
+from skillrag.corpus.loaders._common import check_source_id, id_from_path, read_text
+from skillrag.corpus.model import SourceArticle
 from skillrag.corpus.sections import first_heading
 from skillrag.errors import MalformedSourceError
 
@@ -38,9 +38,10 @@ def split_front_matter(text: str, path: Path) -> tuple[dict, str]:
 def load(path: Path, root: Path, tag: str) -> list[SourceArticle]:
     meta, body = split_front_matter(read_text(path), path)
     rel = path.relative_to(root)
-    aid = str(meta.get("id") or "__".join(rel.with_suffix("").parts))
-    if not ID_PATTERN.match(aid) or ".." in aid or "#" in aid:
-        raise MalformedSourceError(path, f"id {aid!r} is not a plain identifier (`#` is kept for section ids)")
+    if meta.get("id"):
+        aid = check_source_id(str(meta["id"]), path)
+    else:
+        aid = check_source_id(id_from_path(rel), path, from_name="set one in front matter (`id: ...`)")
     title = str(meta.get("title") or first_heading(body) or path.stem)
     url = meta.get("url")
     if url is not None:
