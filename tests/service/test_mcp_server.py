@@ -11,6 +11,7 @@ from mcp import Client
 from skillrag.cli.main import main
 from skillrag.corpus import ingest
 from skillrag.service.mcp_server import build_mcp_server
+from skillrag.skill import CaseFile
 from skillrag.skill.testing import FakeRetriever, make_output
 from skillrag.workspace import Workspace
 
@@ -31,16 +32,23 @@ def _run_folders(ws: Workspace) -> list[str]:
 
 def test_mcp_save_output_refuses_a_case_id_with_a_newline(tmp_path):
     ws = _ws(tmp_path)
-    server, _ = build_mcp_server(ws, retriever=FakeRetriever(ws), log_path=tmp_path / "calls.jsonl")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"case_id": "ok", "contact_reason": "Replacement card fee"}) + "\n", encoding="utf-8")
+    server, _ = build_mcp_server(ws, cases=CaseFile(cases), retriever=FakeRetriever(ws),
+                                 log_path=tmp_path / "calls.jsonl")
     bad = make_output("ok\n", [("fees", "Standard accounts pay a $10 replacement fee.")])
     good = make_output("ok", [("fees", "Standard accounts pay a $10 replacement fee.")])
 
     async def session():
         async with Client(server) as client:
-            return (await client.call_tool("save_output", {"output": bad}),
+            before = await client.call_tool("save_output", {"output": good})
+            await client.call_tool("load_case", {"case_id": "ok"})
+            return (before, await client.call_tool("save_output", {"output": bad}),
                     await client.call_tool("save_output", {"output": good}))
 
-    refused, accepted = anyio.run(session)
+    unloaded, refused, accepted = anyio.run(session)
+    # a case never loaded has no budget: saving for it is refused (a made-up id gets no fresh budget)
+    assert unloaded.is_error and "call load_case ok first" in unloaded.content[0].text
     assert refused.is_error and "case_id" in refused.content[0].text
     assert not accepted.is_error
     assert _run_folders(ws) == ["ok"]

@@ -104,6 +104,32 @@ def test_the_python_api_outside_a_case_is_not_charged_to_anyones_case(ws, skill,
     assert lib.retrieve("fee", case_id="case_1").budget.queries_left == 4  # naming a case charges it
 
 
+def test_a_case_never_loaded_gets_no_budget_of_its_own(ws, skill, cases_path):
+    """Found by a new user: naming a made-up case id (`--case anything`) opened a session with a full
+    budget, so an agent whose budget was spent could go on under another id. Only load_case opens one."""
+    cf = CaseFile(cases_path)
+    agent = SkillTools(ws, skill, cf, retriever=FakeRetriever(ws), surface="cli")
+    for call in (lambda: agent.retrieve("card", case_id="made_up"), lambda: agent.get_article("art_fees",
+                 case_id="made_up"), lambda: agent.budget("made_up")):
+        with pytest.raises(UserError, match=r"case 'made_up' has no session: call load_case made_up first"):
+            call()
+    assert BudgetLedger(ws).current("made_up", skill.name) is None  # nothing was opened either
+    agent.load_case("case_1")
+    spent = SkillTools(ws, skill, cf, retriever=FakeRetriever(ws), surface="cli",
+                       limits=BudgetLimits(max_queries=1, max_fetches=1, max_saves=1))
+    spent.load_case("case_2", new_session=True)
+    spent.retrieve("card", case_id="case_2")
+    with pytest.raises(BudgetExceeded):
+        spent.retrieve("card", case_id="case_2")
+    with pytest.raises(UserError, match="no session"):  # and no way round the spent budget
+        spent.retrieve("card", case_id="case_2-bis")
+    assert agent.retrieve("card", case_id="case_1").budget.queries_left == 4  # a loaded case: charged
+    # the operator's Python API may still read for a case that was never loaded: uncharged, nothing opened
+    lib = SkillTools(ws, skill, retriever=FakeRetriever(ws))
+    assert lib.retrieve("card", case_id="made_up").budget is None
+    assert BudgetLedger(ws).current("made_up", skill.name) is None
+
+
 _SPEND = """
 import sys
 from skillrag.errors import BudgetExceeded

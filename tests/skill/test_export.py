@@ -133,6 +133,13 @@ def test_exported_script_runs_without_skillrag_on_path(ws, skill, tmp_path, case
     bare = [sys.executable, "-S"]  # -S: no site-packages, so this Python cannot import skillrag
     r = subprocess.run([*bare, str(out / "scripts" / "get_article.py"), "art_fees", "--case", "case_1"],
                        capture_output=True, text=True, env=env, timeout=60, check=False)
+    # only load_case opens a case's budget: a case never loaded is refused, with what to do
+    assert r.returncode == 2 and "call load_case case_1 first" in r.stderr, r.stderr
+    r = subprocess.run([*bare, str(out / "scripts" / "load_case.py"), "case_1"],
+                       capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([*bare, str(out / "scripts" / "get_article.py"), "art_fees", "--case", "case_1"],
+                       capture_output=True, text=True, env=env, timeout=60, check=False)
     assert r.returncode == 0 and "Premium accounts pay no fee." in r.stdout, r.stderr
     cfg = json.loads((out / "scripts" / "config.json").read_text())
     (out / "scripts" / "config.json").write_text(json.dumps({**cfg, "python": ""}))

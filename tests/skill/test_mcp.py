@@ -130,6 +130,8 @@ def test_mcp_budgets_pages_filters_check_and_warnings(wiki_ws, cases_path):
             got["saved"] = await client.call_tool("save_output", {"output": good})
             got["third"] = await client.call_tool("retrieve", {"query": "lost card"})
             got["refused"] = await client.call_tool("retrieve", {"query": "one more"})
+            got["unloaded"] = await client.call_tool("retrieve", {"query": "wire", "case_id": "case_2"})
+            await client.call_tool("load_case", {"case_id": "case_2"})
             got["other"] = await client.call_tool("retrieve", {"query": "wire", "case_id": "case_2"})
         return got
 
@@ -150,6 +152,8 @@ def test_mcp_budgets_pages_filters_check_and_warnings(wiki_ws, cases_path):
     assert got["refused"].is_error
     state = BudgetLedger(wiki_ws).current("case_1", "cs-guidance")
     assert got["refused"].content[0].text == refusal("query", state)
+    # a case never loaded has no budget to spend (a made-up id would be a fresh budget): refused
+    assert got["unloaded"].is_error and "call load_case case_2 first" in got["unloaded"].content[0].text
     assert got["other"].structured_content["budget"]["queries_left"] == 2  # case_2: its own account
     # the same account as the command line: CLI calls for case_1 are refused with the same line
     import contextlib

@@ -395,16 +395,19 @@ class SkillTools:
 
     def use_case(self, case_id: str | None) -> BudgetState:
         """The session a call for ``case_id`` goes to: this object's session when it is that case's
-        (or when ``case_id`` is None), else the case's current session in the workspace (started
-        when it has none); with no case named and no session here, the one open session of the skill.
-        Raises ``UserError`` when no case is named and none or several sessions are open."""
+        (or when ``case_id`` is None), else the case's current session in the workspace; with no case
+        named and no session here, the one open session of the skill. Raises ``UserError`` when the
+        named case has no session (only ``load_case`` starts one, so an id that is not a loaded case
+        never gets a budget of its own) or when no case is named and none or several are open."""
         if case_id is not None:
             check_id(case_id, "case")
             if self.session is not None and self.session.case_id == case_id:
                 return self.session
             state = self.ledger.current(case_id, self.skill.name)
             if state is None:
-                state, _ = self.ledger.start(case_id, self.skill.name, self.limits, surface=self.surface)
+                # only load_case opens a case's account: a made-up case id never gets a fresh budget
+                raise UserError(f"case {case_id!r} has no session: call load_case {case_id} first "
+                                "(its budgets start there)")
             return state
         if self.session is not None:
             return self.session
@@ -431,10 +434,15 @@ class SkillTools:
 
     def _account(self, case_id: str | None) -> BudgetState | None:
         """The session a tool call is charged to (``use_case``), except on the Python API (``surface
-        "python"``): there a call that names no case and has no session of its own is not charged
-        (None), and never goes to another process's open case."""
-        if case_id is None and self.session is None and self.surface == "python":
-            return None
+        "python"``, the operator's own code): there a call for a case that has no session (none named
+        and none of its own, or a named case never loaded) is not charged (None), and never goes to
+        another process's open case. On the agents' surfaces such a call is refused."""
+        if self.surface == "python":
+            if case_id is None and self.session is None:
+                return None
+            if case_id is not None and not (self.session is not None and self.session.case_id == case_id):
+                check_id(case_id, "case")
+                return self.ledger.current(case_id, self.skill.name)  # None: a case never loaded
         return self.use_case(case_id)
 
     def _charged(self, kind: Charge, tool: str, target: str, state: BudgetState | None,
@@ -645,12 +653,20 @@ class SkillTools:
             try:
                 # a check spends nothing and starts nothing: it reads the case's session if there is one
                 state = self._find_session(case) if check else self._account(case)
-            except (UserError, InvalidIdError):
+            except InvalidIdError:
                 state = None  # no case to charge: the contract names what is wrong with case_id
+            except UserError:
+                if case is not None:
+                    raise  # a case that was never loaded: the refusal says to load it
+                state = None
             if state is not None:
                 state_box["s"] = state
-            if check or state is None:
-                return self._save(output, path, state, check=True) if check else self._reject(output)
+            if check:
+                return self._save(output, path, state, check=True)
+            if state is None:
+                if case is not None and self.surface == "python":
+                    return self._save(output, path, None, check=False)  # the operator's API: uncharged
+                return self._reject(output)
             saved, after = self._charged_save(state, lambda: self._save(output, path, state, check=False))
             return replace(saved, budget=after)
 
