@@ -328,3 +328,30 @@ def test_a_single_bad_file_keeps_its_own_error(ws, tmp_path):
     with pytest.raises(MalformedSourceError) as exc:
         ingest(ws, [tmp_path / "docs"])
     assert type(exc.value) is MalformedSourceError and str(exc.value).startswith(str(tmp_path / "docs" / "bad.json"))
+
+
+def test_a_workspace_inside_its_documents_folder_never_ingests_its_own_files(tmp_path):
+    """Found by a new user: `skillrag init .` in the docs folder then `ingest .` stored the installed
+    skills' SKILL.md as help-center articles, and after `wiki build` the next ingest failed on
+    wiki/manifest.json. The workspace's own folders are never sources; a folder inside one, named on
+    purpose, still is."""
+    from skillrag.cli.main import main
+    from skillrag.corpus import count_files
+
+    docs = tmp_path / "docs"
+    ws = Workspace.init(docs)
+    (docs / "pool.md").write_text("# Pool hours\n\nThe pool opens at 6 am.\n", encoding="utf-8")
+    (ws.skills_dir / "cs-guidance").mkdir()
+    (ws.skills_dir / "cs-guidance" / "SKILL.md").write_text("# Manual\n\nCall load_case first.\n", encoding="utf-8")
+    (ws.wiki_dir / "manifest.json").write_text(json.dumps({"pages": []}), encoding="utf-8")
+    (ws.runs_dir / "c1").mkdir()
+    (ws.runs_dir / "c1" / "output.json").write_text(json.dumps({"case_id": "c1"}), encoding="utf-8")
+    assert count_files([docs], ws.owned_dirs) == 1 and count_files([docs]) == 4
+    rep = ingest(ws, [docs])
+    assert [a.id for a in ArticleStore(ws).list()] == ["pool"] and not rep.rejected
+    assert ingest(ws, [docs]).unchanged == ["pool"]  # and again, after the layer wrote its files
+    notes = ws.skills_dir / "cs-guidance" / "references"
+    notes.mkdir()
+    (notes / "tone.md").write_text("# Tone\n\nBe brief.\n", encoding="utf-8")
+    assert main(["ingest", str(notes), "-w", str(docs)]) == 0  # named on purpose: read
+    assert "tone" in {a.id for a in ArticleStore(ws).list()}

@@ -44,7 +44,7 @@ def ingest_cmd(
 ) -> None:
     """Load source articles; unchanged ones are untouched, changed ones flagged, missing ones marked removed."""
     ws = open_workspace(workspace)
-    total = count_files(paths)
+    total = count_files(paths, ws.owned_dirs)
     with ws.write_lock("ingest"), Progress(
         TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=err_console, transient=True, disable=total < 50,

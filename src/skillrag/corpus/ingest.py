@@ -84,14 +84,14 @@ def _check_article(f: Path, a: SourceArticle, settings: CorpusSettings) -> None:
 def _collect(
     paths: Sequence[Path], tag: str | None, skip_bad: bool, report: IngestReport,
     on_file: Callable[[Path], None] | None, settings: CorpusSettings, skill: str | None,
-    bad: list[MalformedSourceError],
+    bad: list[MalformedSourceError], skip: Sequence[Path] = (),
 ) -> dict[str, tuple[SourceArticle, str]]:
     """Parse every file: ``id -> (article, source_root)``, split documents followed by their
     section-articles. A bad file goes to ``report.rejected`` with skip_bad, else to ``bad``."""
     found: dict[str, tuple[SourceArticle, str]] = {}
     for p in paths:
         root_key = str(p.resolve())
-        for f, root in iter_source_files(p):
+        for f, root in iter_source_files(p, skip):
             if skill is not None and f.suffix.lower() not in _REFERENCE_SUFFIXES:
                 continue  # a references/ bundle is Markdown notes; other files there are not articles
             loader = loader_for(f)
@@ -145,9 +145,10 @@ def _clash(old: Any, new: SourceArticle, root: str) -> MalformedSourceError | No
     )
 
 
-def count_files(paths: Sequence[Path]) -> int:
-    """How many readable source files ``paths`` hold (for a progress bar's total)."""
-    return sum(1 for p in paths for _ in iter_source_files(p))
+def count_files(paths: Sequence[Path], skip: Sequence[Path] = ()) -> int:
+    """How many readable source files ``paths`` hold (for a progress bar's total), leaving out the
+    folders in ``skip`` (``Workspace.owned_dirs``) as ``ingest`` does."""
+    return sum(1 for p in paths for _ in iter_source_files(p, skip))
 
 
 def ingest(
@@ -165,7 +166,9 @@ def ingest(
     ``skill``: ingest them as that skill's reference notes (module doc; ``tag`` is then ignored).
     Documents longer than ``corpus.split_chars`` characters (every document with headings when
     ``split_sections`` is true; default ``corpus.split_headings``) are stored whole and as
-    section-articles (``skillrag.corpus.split``). Raises ``MalformedSourceError`` naming the
+    section-articles (``skillrag.corpus.split``). The workspace's own folders (``owned_dirs``: wiki,
+    skills, runs, state) are never read as sources, so a workspace kept inside its documents' folder
+    does not ingest its own pages and manuals. Raises ``MalformedSourceError`` naming the
     unparseable, binary or over-size file, or an id another source already holds (nothing written;
     ``MalformedSourcesError``, with the count and the first few, when there are several) unless
     ``skip_bad``, in which case such files are listed in ``report.rejected``. Raises ``EmptyInputError`` when ``paths`` hold no
@@ -177,7 +180,7 @@ def ingest(
     if split_sections is not None:
         settings = settings.model_copy(update={"split_headings": split_sections})
     bad: list[MalformedSourceError] = []  # without skip_bad: every bad file, raised together, nothing written
-    found = _collect(paths, tag, skip_bad, report, on_file, settings, skill, bad)
+    found = _collect(paths, tag, skip_bad, report, on_file, settings, skill, bad, workspace.owned_dirs)
     for a, _root in found.values():
         if a.parent is not None:
             report.split[a.parent] = report.split.get(a.parent, 0) + 1

@@ -89,6 +89,11 @@ class Workspace:
         return self.root / "runs"
 
     @property
+    def owned_dirs(self) -> tuple[Path, ...]:
+        """The folders the workspace writes (wiki, skills, runs, state): never source documents."""
+        return (self.wiki_dir, self.skills_dir, self.runs_dir, self.state_dir)
+
+    @property
     def state_dir(self) -> Path:
         return self.root / STATE_DIR
 

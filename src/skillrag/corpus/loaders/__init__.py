@@ -6,7 +6,7 @@ Every loader is a function ``load(path, root, tag) -> list[SourceArticle]`` that
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from skillrag.corpus.loaders import html, json_file, jsonl, markdown
@@ -34,10 +34,12 @@ def loader_for(path: Path) -> Loader | None:
     return LOADERS.get(path.suffix.lower())
 
 
-def iter_source_files(path: Path) -> Iterator[tuple[Path, Path]]:
+def iter_source_files(path: Path, skip: Sequence[Path] = ()) -> Iterator[tuple[Path, Path]]:
     """``(file, root)`` for every readable file under ``path`` (or ``path`` itself), sorted,
-    skipping hidden files and folders. Raises ``UserError`` if ``path`` does not exist or is a
-    file of a type no loader reads."""
+    skipping hidden files and folders, and the folders in ``skip`` that lie strictly inside ``path``
+    (a workspace's own folders when it sits in the documents' folder; ``path`` itself inside one of
+    them is still read). Raises ``UserError`` if ``path`` does not exist or is a file of a type no
+    loader reads."""
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
     if path.is_file():
@@ -48,9 +50,14 @@ def iter_source_files(path: Path) -> Iterator[tuple[Path, Path]]:
             )
         yield path, path.parent
         return
+    base = path.resolve()
+    inside = [d.resolve() for d in skip]
+    inside = [d for d in inside if d != base and d.is_relative_to(base)]
     for f in sorted(path.rglob("*")):
         rel = f.relative_to(path)
         if any(part.startswith(".") for part in rel.parts):
+            continue
+        if inside and any(f.resolve().is_relative_to(d) for d in inside):
             continue
         if f.is_file() and loader_for(f) is not None:
             yield f, path
