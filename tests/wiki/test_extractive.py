@@ -24,7 +24,8 @@ def test_a_family_gets_one_entity_page_with_links_typed_by_section(ws):
     assert gold.source_ids() == ["doc_cards_gold_001", "doc_cards_gold_002", "doc_cards_gold_003"]
     assert all(s.summary for s in gold.sources)  # one line on what each covers
     # no article states a purpose: the intent says what the entity is from its lead article's facts
-    assert gold.intent == "Gold Card: The annual fee is $95 and is billed each January.; Customers with a " \
+    # (the facts are joined with "; " without their own full stops: never ".;", found by a new user)
+    assert gold.intent == "Gold Card: The annual fee is $95 and is billed each January; Customers with a " \
                           "balance above $5,000 do not pay the annual fee."
     # "Customers with a balance above $5,000 do not pay the annual fee" is a fact, not an exclusion
     assert gold.does_not_solve == ()

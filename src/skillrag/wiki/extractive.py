@@ -92,7 +92,8 @@ def _intent(arts: Sequence[Article], lead: Article, name: str, title: str) -> st
         return cut(" ".join(found[:2]), _INTENT_CHARS)
     facts = [u for u in units(lead.body) if re.search(r"[$€£%]|\d", u) and len(u.split()) >= 3][:3]
     first = first_statement(lead)
-    what = "; ".join(facts) if facts else (first or summary_line(lead))
+    # joined with "; ": a fact's own closing full stop would read ".;" (found by a new user)
+    what = "; ".join(f.rstrip().rstrip(".;") for f in facts) + "." if facts else (first or summary_line(lead))
     return cut(f"{title}: {what}", _INTENT_CHARS)
 
 
