@@ -130,3 +130,24 @@ def test_a_fence_right_under_a_paragraph_line_still_starts_code():
     body = 'Example response (illustrative):\n```\n{\n  "order_id": "<order_id>",\n  "status": "<status>"\n}\n```\nThen confirm the status with the customer.'
     ps = split_passages("x", body)
     assert [p.text for p in ps] == ["Example response (illustrative):", "Then confirm the status with the customer."]
+
+
+def test_a_sentence_that_refers_back_stays_with_the_one_before_it():
+    """Found by a new user: "Escalate these to the Member Care team" was quoted alone, and the plan
+    read as "escalate every cancellation"."""
+    body = ("## Cancelling\n\nMedical cancellations (with a doctor's note) waive the cancellation fee. "
+            "Escalate these to the Member Care team with `escalate_member_care`.\n\n"
+            "Standard cancellations need 30 days' notice. The fee is $50.\n")
+    texts = [p.text for p in split_passages("cancel", body)]
+    assert texts == [
+        ("Medical cancellations (with a doctor's note) waive the cancellation fee. Escalate these to the "
+         "Member Care team with `escalate_member_care`."),
+        "Standard cancellations need 30 days' notice.",  # no back-reference: sentences stay apart
+        "The fee is $50.",
+    ]
+    ps = split_passages("cancel", body)
+    assert all(body[p.start:p.end] == p.text for p in ps) and ps[0].tools == ("escalate_member_care",)
+    # a first sentence that points back has nothing before it in its paragraph; a pair over the
+    # line limit stays apart
+    long = "A" + "a" * 330 + " rule applies. Escalate these at once.\n"
+    assert [p.text for p in split_passages("x", long)][-1] == "Escalate these at once."

@@ -263,6 +263,26 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     return merged
 
 
+#: A sentence that points back within its first words ("Escalate these to …", "They must …"): quoted
+#: alone it drops the condition it depends on, so it stays with the sentence before it.
+_BACK_REFERENCE = re.compile(r"^\W*(?:[\w'`]+\W+){0,3}?(?:these|those|they|them|such|this|it)\b(?!\s*[:(])",
+                             re.IGNORECASE)
+
+
+def _with_antecedents(body: str, pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``pieces`` (sentence spans of one paragraph or list item, in order) with each sentence that
+    refers back (``_BACK_REFERENCE``) joined to the one before it, as long as the two fit in
+    ``LINE_LIMIT`` characters: "Medical cancellations waive the fee. Escalate these to Member Care."
+    is one passage, so the escalation is never quoted without what "these" are."""
+    out: list[tuple[int, int]] = []
+    for a, b in pieces:
+        if out and b - out[-1][0] <= LINE_LIMIT and _BACK_REFERENCE.match(body[a:b]):
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
+
+
 @dataclass
 class _Line:
     start: int  # offset of the line in the body
@@ -363,6 +383,7 @@ def split_passages(
                 [(text_start + a, text_start + b) for a, b in _sentences(body[text_start:text_end])]
         else:  # a paragraph: sentence by sentence
             pieces = [(text_start + a, text_start + b) for a, b in _sentences(body[text_start:text_end])]
+        pieces = _with_antecedents(body, pieces)
         # a lead-in ending with ":" stays with the short list under it ("Inform the customer of the following:")
         block_end = None
         if pieces and body[pieces[-1][0] : pieces[-1][1]].endswith(":"):
