@@ -4,6 +4,8 @@ save_output checks and warnings. Scripted models, a real index over a real extra
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from skillrag.harness import run_case
@@ -117,3 +119,18 @@ def test_accepted_save_reports_warnings(ws, cases, retriever):
     res = run_case(ws, cases.load("case_lost"), harness=LLMHarness(model), cases=cases, retriever=retriever)
     kinds = {(w["kind"], w["subject"]) for w in res.output["audit"]["warnings"]}
     assert ("unquoted_identifier", "$10") in kinds and ("unfetched_citation", "snippets[1]") in kinds
+
+
+def test_the_run_record_names_the_search_backend_and_mode(ws, cases, wiki_retriever, retriever):
+    """record.json says which backend `retrieve` searched, so arms run on different backends can be told
+    apart after the fact; a test double has none; without a retriever given, the skill's or workspace's."""
+    from skillrag.skill import SkillRegistry
+
+    res = run_case(ws, cases.load("case_lost"), cases=cases, retriever=wiki_retriever)
+    assert (res.record.search_backend, res.record.search_mode) == ("wiki", "hybrid")
+    assert run_case(ws, cases.load("case_lost"), cases=cases, retriever=retriever).record.search_backend is None
+    skill = SkillRegistry(ws).get("cs-guidance")
+    direct = dataclasses.replace(skill, config=skill.config.model_copy(update={"backend": "direct", "mode": "bm25"}))
+    build_index(ws, backend="direct")  # the workspace's own embedder, which `retrieve` opens
+    rec = run_case(ws, cases.load("case_lost"), cases=cases, skill=direct).record
+    assert (rec.search_backend, rec.search_mode) == ("direct", "bm25")

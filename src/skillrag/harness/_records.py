@@ -81,6 +81,10 @@ class RunRecord(BaseModel):
     skill: str
     model: str | None = None
     guided: bool = Field(False, description="LLM harness: the next tool was forced on every turn.")
+    search_backend: str | None = Field(
+        None, description="The backend `retrieve` searched (`wiki` or `direct`; None for a test double)."
+    )
+    search_mode: str | None = Field(None, description="Its retrievers (`hybrid`, `bm25` or `dense`).")
     status: RunStatus = "failed"
     error: str | None = Field(None, description="Why the run did not end accepted (one line).")
     reasons: list[str] = Field(

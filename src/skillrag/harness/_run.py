@@ -105,6 +105,15 @@ def case_path(record_path: Path) -> Path:
     return record_path.with_name(record_path.name.removesuffix(".record.json") + ".case.json")
 
 
+def _search_setting(retriever: Any, name: str, skill_value: str | None, ws_value: str) -> str | None:
+    """What ``retrieve`` will use for ``name`` (backend or mode): the given retriever's own setting,
+    None for one that has none (a test double), else the skill's, else the workspace's."""
+    if retriever is not None:
+        value = getattr(retriever, name, None)
+        return value if isinstance(value, str) else None
+    return skill_value or ws_value
+
+
 def run_case(
     ws: Workspace,
     case: Case,
@@ -141,6 +150,8 @@ def run_case(
         skill=skill_obj.name,
         model=getattr(runner, "model_name", None),
         guided=bool(getattr(runner, "guided", False)),
+        search_backend=_search_setting(retriever, "backend", skill_obj.config.backend, ws.config.search.backend),
+        search_mode=_search_setting(retriever, "mode", skill_obj.config.mode, ws.config.search.mode),
         budgets=plan,
         started_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
         skillrag_version=__version__,
