@@ -46,3 +46,34 @@ def test_ctrl_c_in_index_prints_what_it_kept_and_the_next_run_resumes(ws, tmp_pa
     assert again.returncode == 0, again.stderr
     (rep,) = json.loads(again.stdout)["reports"]
     assert rep["reused"] >= kept and rep["reused"] + rep["embedded"] == total
+
+
+def test_a_search_during_an_index_build_says_the_build_is_running(ws, tmp_path):
+    """Found by a new user: while `index` ran, `search` advised "run `skillrag index`", which would only
+    meet the busy lock. It now names the running build; once that is gone, the usual advice is back."""
+    log = tmp_path / "log"
+    env = {**os.environ, "SLOW_LOG": str(log), "SLOW_EMBED_S": "0.4", "SLOW_EMBED_BATCH": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, str(SLOW_CLI), "index", "-w", str(ws.root), "--backend", "direct"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+    )
+    try:
+        end = time.monotonic() + 60
+        while not (log.exists() and log.read_text().splitlines()):
+            assert time.monotonic() < end and proc.poll() is None
+            time.sleep(0.05)
+        during = subprocess.run(
+            [sys.executable, "-m", "skillrag.cli.main", "search", "lost card", "-w", str(ws.root),
+             "--backend", "direct"], check=False, capture_output=True, text=True, timeout=120,
+        )
+        assert during.returncode == 2 and len(during.stderr.strip().splitlines()) == 1, during.stderr
+        assert f"but `skillrag index` (pid {proc.pid}, since" in during.stderr
+        assert "is writing to this workspace now: wait for it to finish" in during.stderr
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    after = subprocess.run(
+        [sys.executable, "-m", "skillrag.cli.main", "search", "lost card", "-w", str(ws.root), "--backend", "direct"],
+        check=False, capture_output=True, text=True, timeout=120,
+    )
+    assert after.returncode == 2 and "run `skillrag index" in after.stderr and "writing" not in after.stderr

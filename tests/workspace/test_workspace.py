@@ -141,3 +141,21 @@ def test_a_killed_writer_leaves_no_stale_lock(tmp_path):
     proc.wait(timeout=30)
     with ws.write_lock("index"):  # the kernel released the dead holder's lock
         pass
+
+
+def test_writer_names_a_live_lock_holder_and_ignores_a_killed_ones_note(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    ws = Workspace.init(tmp_path / "ws")
+    assert ws.writer() is None
+    with ws.write_lock("index"):
+        assert ws.writer().startswith(f"`skillrag index` (pid {os.getpid()}, since ")
+    assert ws.writer() is None
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    (ws.state_dir / "write.lock.json").write_text(json.dumps({"command": "index", "pid": int(gone.stdout),
+                                                              "since": "2026-12-01 00:00:00 UTC"}))
+    assert ws.writer() is None  # a SIGKILLed writer leaves its note: no one is writing

@@ -575,7 +575,9 @@ def open_retriever(
     a registry name, or None for the configured one; it must be the one the index was built with.
     ``pages`` replaces the ``skillrag.wiki`` page source (tests).
     Raises ``IndexStateError`` when the index is missing, damaged or stale (or there is no navigation
-    layer for ``wiki``), ``ConfigError`` for an unknown backend or mode.
+    layer for ``wiki``), ``ConfigError`` for an unknown backend or mode. While another process holds the
+    workspace's write lock (an ``index`` build running), the error names it instead of only advising
+    ``skillrag index``.
     """
     from skillrag.errors import ConfigError
 
@@ -586,4 +588,12 @@ def open_retriever(
         raise ConfigError(f"unknown search backend {backend!r} (known: {', '.join(BACKENDS)})")
     if mode not in MODES:
         raise ConfigError(f"unknown search mode {mode!r} (known: {', '.join(MODES)})")
-    return Retriever(ws, backend, mode, embedder_for(ws, embedder), pages=pages)
+    try:
+        return Retriever(ws, backend, mode, embedder_for(ws, embedder), pages=pages)
+    except IndexStateError as exc:
+        busy = ws.writer()
+        if busy is None:
+            raise
+        # "run `skillrag index`" would only meet the busy lock: say what is happening instead
+        raise IndexStateError(f"{exc.args[0] if exc.args else exc}; but {busy} is writing to this workspace "
+                              "now: wait for it to finish, then search again") from None

@@ -165,6 +165,22 @@ class Workspace:
                 info.unlink(missing_ok=True)
             lock.release()
 
+    def writer(self) -> str | None:
+        """Who holds the write lock now (``"`skillrag index` (pid N, since T)"``), or None when no live
+        process does. Reads the lock's note and checks its pid; never takes the lock itself."""
+        info = self.state_dir / LOCK_INFO_NAME
+        try:
+            pid = int(json.loads(info.read_text(encoding="utf-8"))["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None  # a killed writer's note
+        except OSError:
+            pass  # alive, owned by another user
+        return _holder(info)
+
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
         """A connection to the workspace store (WAL mode, foreign keys on); closed on exit.
