@@ -64,6 +64,15 @@ def section() -> str:
         parts.append("### Extractive harness across retrieval arms (`benchmarks/eval_tau2.py`)\n\n" + _intro(md)
                      + "\n\n" + (t[0] if t else "") + "\n\nPaired McNemar tests, the tool-level investment "
                      "localiser and plots: [benchmarks/results/eval_tau2.md](benchmarks/results/eval_tau2.md).")
+    agents = RESULTS / "agent_harness.md"
+    if agents.exists():
+        md = agents.read_text(encoding="utf-8")
+        t = _tables(md)
+        parts.append("### The skill in a capable agent harness, judged (`benchmarks/agent_harness.py`)\n\n"
+                     + _intro(md) + "\n\n" + (t[0] if t else "") + "\n\nPaired tests, per-case votes, the protocol "
+                     "and the friction the agents reported: [benchmarks/results/agent_harness.md]"
+                     "(benchmarks/results/agent_harness.md), [benchmarks/results/agent_harness_runs.md]"
+                     "(benchmarks/results/agent_harness_runs.md).")
     return "\n\n".join(parts)
 
 
