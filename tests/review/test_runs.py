@@ -44,6 +44,7 @@ def test_list_runs_reads_records_outputs_and_review_states(ws):
     r = runs["hp-001"]
     assert (r.skill, r.harness, r.model, r.status, r.review, r.has_output) == (
         "cs-guidance", "extractive", None, "accepted", "pending", True)
+    assert r.search == "direct / bm25" and runs["failed-1"].search is None  # the fixture workspace's, from record.json
     assert r.output_sha256 == hashlib.sha256((ws.runs_dir / "hp-001" / "output.json").read_bytes()).hexdigest()
     assert (runs["hp-002"].review, runs["hp-002"].reviewer) == ("approved", "Dana")
     f = runs["failed-1"]

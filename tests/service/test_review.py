@@ -110,6 +110,8 @@ def test_pages_need_sign_in_and_the_token_never_rides_in_a_url(ws):
         listing = c.get("/review")
         assert listing.status_code == 200 and "Signed in as <strong>Dana</strong>" in listing.text
         assert TOKEN not in listing.text
+        # the run page names the search the run used (from record.json)
+        assert "<dt>Search</dt><dd>direct / bm25</dd>" in c.get("/review/hp-001").text
         # the session cookie is not a key to the API: that still needs the bearer token
         assert c.get("/skills").status_code == 401
         assert c.get("/skills", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200

@@ -56,7 +56,9 @@ class RunSummary:
     """One row of the list page. ``date``: ISO 8601 (the record's start, else the save time, else the
     folder's modification time); ``status``: the run record's (``accepted``/``failed``/
     ``budget_exceeded``; ``unknown`` without a readable record); ``review``: a ``ReviewStore`` state, or
-    ``no output`` when nothing was saved; ``output_sha256``: hash of the ``output.json`` bytes."""
+    ``no output`` when nothing was saved; ``output_sha256``: hash of the ``output.json`` bytes;
+    ``search``: the backend and mode ``retrieve`` used (``"wiki / hybrid"``), None when the record does not
+    say (an older record, a test double, an output saved outside a run)."""
 
     case_id: str
     skill: str
@@ -68,6 +70,7 @@ class RunSummary:
     output_sha256: str | None
     review: str
     reviewer: str | None = None
+    search: str | None = None
 
 
 @dataclass
@@ -202,6 +205,7 @@ def _summary(folder: Path, states: dict[tuple[str, str], ReviewState],
         output_sha256=sha,
         review=review,
         reviewer=who,
+        search=" / ".join(x for x in (_text(rec.get("search_backend")), _text(rec.get("search_mode"))) if x) or None,
     )
     return summary, record, output
 
