@@ -17,19 +17,11 @@ from skillrag.skill.cases import CaseFile
 from skillrag.skill.testing import FakeRetriever
 from skillrag.workspace import Workspace
 
+from .conftest import KB
+
 pytest.importorskip("skillrag.harness")
 
-ARTICLES = [
-    {"id": "kb_card_lost", "title": "Lost or stolen debit cards",
-     "content": "## Procedure\n\n1. Verify the customer with two security questions.\n"
-                "2. Freeze the card with `freeze_card_4410` and confirm the freeze.\n"
-                "3. Order a replacement card with `order_replacement_card_2231`.\n"},
-    {"id": "kb_wire", "title": "Wire transfers",
-     "content": "Wire transfers above $5,000 need a second approver from the payments team. "
-                "Use `submit_wire_9001` only after the second approval is recorded."},
-    {"id": "kb_travel", "title": "Using cards abroad",
-     "content": "Customers travelling abroad can add a travel notice so card payments are not declined."},
-]
+ARTICLES = KB  # the conftest's three-article knowledge base
 CASES = [
     {"case_id": "lost", "contact_reason": "Customer lost their debit card and needs it frozen and replaced",
      "case_messages": [{"role": "customer", "content": "I lost my debit card. Please freeze it."}],
