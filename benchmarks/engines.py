@@ -54,6 +54,7 @@ import numpy as np
 from scipy import stats
 
 from skillrag.corpus import ingest
+from skillrag.evaluation.metrics import ranking_metrics
 from skillrag.search import build_index, open_retriever
 from skillrag.search._items import collect_items, passages, text_hash
 from skillrag.search.embedders import l2_normalize
@@ -75,12 +76,8 @@ def log(msg: str) -> None:
 
 
 def metrics(ranked: Sequence[Sequence[str]], relevant: Sequence[set[str]]) -> dict[str, float]:
-    """recall@k for KS and MRR@50, macro-averaged over queries."""
-    out = {f"r@{k}": statistics.mean(len(set(r[:k]) & rel) / len(rel) for r, rel in zip(ranked, relevant))
-           for k in KS}
-    out["mrr"] = statistics.mean(next((1 / (i + 1) for i, a in enumerate(r[:50]) if a in rel), 0.0)
-                                 for r, rel in zip(ranked, relevant))
-    return out
+    """recall@k for KS and MRR@50, macro-averaged over queries (``skillrag.evaluation.ranking_metrics``)."""
+    return ranking_metrics(ranked, relevant, KS)
 
 
 def pct(ms: Sequence[float]) -> tuple[float, float]:

@@ -40,6 +40,7 @@ import bm25s
 import numpy as np
 
 from skillrag.corpus import ingest
+from skillrag.evaluation.metrics import ranking_metrics
 from skillrag.search import build_index, open_retriever
 from skillrag.search.tokenize import Analyzer
 from skillrag.workspace import Workspace
@@ -49,14 +50,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def metrics(ranked: Sequence[Sequence[str]], relevant: Sequence[set[str]]) -> dict[str, float]:
-    """recall@k for KS and MRR@50, macro-averaged over queries."""
-    out: dict[str, float] = {}
-    for k in KS:
-        out[f"r@{k}"] = statistics.mean(len(set(r[:k]) & rel) / len(rel) for r, rel in zip(ranked, relevant))
-    out["mrr"] = statistics.mean(
-        next((1 / (i + 1) for i, a in enumerate(r[:50]) if a in rel), 0.0) for r, rel in zip(ranked, relevant)
-    )
-    return out
+    """recall@k for KS and MRR@50, macro-averaged over queries (``skillrag.evaluation.ranking_metrics``)."""
+    return ranking_metrics(ranked, relevant, KS)
 
 
 def timed(fn: Callable[[], object]) -> tuple[float, object]:

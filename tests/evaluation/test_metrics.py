@@ -142,3 +142,20 @@ def test_tool_gaps_localise_each_expected_tool():
     assert tool_gaps(ScoredCase("t", "accepted", output, Reference(case_id="t")), locator) is None
     empty = tool_gaps(ScoredCase("t", "failed", None, ref), locator)
     assert empty == {"grounded": 0, "in_consulted_article": 0, "in_other_article": 3, "not_in_corpus": 1}
+
+
+def test_ranking_metrics_recall_at_k_and_mrr():
+    from skillrag.errors import UserError
+    from skillrag.evaluation import ranking_metrics
+
+    ranked = [["a", "x", "b"], ["y", "z", "c"], ["q"]]
+    relevant = [{"a", "b"}, {"c"}, {"w"}]
+    m = ranking_metrics(ranked, relevant, ks=(1, 3), mrr_depth=2)
+    assert m["r@1"] == pytest.approx((0.5 + 0 + 0) / 3)
+    assert m["r@3"] == pytest.approx((1 + 1 + 0) / 3)
+    assert m["mrr"] == pytest.approx((1 + 0 + 0) / 3)  # "c" is at rank 3, past mrr_depth=2
+    assert ranking_metrics(ranked, relevant, ks=(1,))["mrr"] == pytest.approx((1 + 1 / 3) / 3)
+    with pytest.raises(UserError, match="no relevant ids"):
+        ranking_metrics([["a"]], [set()])
+    with pytest.raises(UserError, match="2 rankings for 1"):
+        ranking_metrics([["a"], ["b"]], [{"a"}])

@@ -8,12 +8,12 @@ later runs only re-embed what changed. Nothing from the data set is written into
 from __future__ import annotations
 
 import json
-import statistics
 
 import bm25s
 import pytest
 
 from skillrag.corpus import ingest
+from skillrag.evaluation.metrics import ranking_metrics
 from skillrag.search import build_index, open_retriever
 from skillrag.workspace import Workspace
 
@@ -30,7 +30,7 @@ def _cache_dir(request):
     return request.getfixturevalue("tmp_path_factory").mktemp("skillrag-search-tau2")
 
 def recall_at(ranked: list[list[str]], relevant: list[set[str]], k: int) -> float:
-    return statistics.mean(len(set(r[:k]) & rel) / len(rel) for r, rel in zip(ranked, relevant, strict=True))
+    return ranking_metrics(ranked, relevant, (k,))[f"r@{k}"]
 
 
 def test_hybrid_direct_beats_single_query_bm25_baseline(tau2_dir, request):

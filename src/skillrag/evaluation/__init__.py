@@ -52,6 +52,7 @@ from skillrag.evaluation.metrics import (
     ScoredCase,
     compute_metrics,
     get_metric,
+    ranking_metrics,
 )
 from skillrag.evaluation.packets import (
     PacketEntry,
@@ -118,6 +119,7 @@ __all__ = [
     "paired_comparison",
     "parse_verdict",
     "prepare_benchmark",
+    "ranking_metrics",
     "read_tool_log",
     "read_votes",
     "run_evaluation",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ __all__ = [
     "ToolLocator",
     "compute_metrics",
     "get_metric",
+    "ranking_metrics",
     "tool_gaps",
     "tool_mentioned",
 ]
@@ -395,3 +397,21 @@ def compute_metrics(case: ScoredCase, names: Sequence[str] | None = None) -> dic
     """Every registered metric (or those in ``names``) for one case: ``{name: value}``."""
     metrics = [get_metric(n) for n in names] if names is not None else list(METRICS.values())
     return {m.name: m(case) for m in metrics}
+
+
+def ranking_metrics(ranked: Sequence[Sequence[str]], relevant: Sequence[set[str]],
+                    ks: Sequence[int] = (5, 10, 20, 50), mrr_depth: int = 50) -> dict[str, float]:
+    """Retrieval metrics macro-averaged over queries: ``r@K`` (recall@k: the share of a query's relevant
+    ids among its first k ranked ids) for each k in ``ks``, and ``mrr`` (mean reciprocal rank of the first
+    relevant id within the first ``mrr_depth``; 0 when none). ``ranked[i]`` and ``relevant[i]`` belong to
+    query i; every ``relevant[i]`` must be non-empty. Raises ``UserError`` on unequal lengths, no queries or
+    an empty relevant set (Manning et al., *Introduction to Information Retrieval*, ch. 8)."""
+    if len(ranked) != len(relevant) or not ranked:
+        raise UserError(f"ranking_metrics: {len(ranked)} rankings for {len(relevant)} relevance sets")
+    if any(not rel for rel in relevant):
+        raise UserError("ranking_metrics: a query has no relevant ids (recall is undefined)")
+    out = {f"r@{k}": statistics.mean(len(set(r[:k]) & rel) / len(rel) for r, rel in zip(ranked, relevant, strict=True))
+           for k in ks}
+    out["mrr"] = statistics.mean(next((1 / (i + 1) for i, a in enumerate(r[:mrr_depth]) if a in rel), 0.0)
+                                 for r, rel in zip(ranked, relevant, strict=True))
+    return out
