@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 import unicodedata
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
@@ -238,17 +237,8 @@ class ReviewStore:
         return self._record(case_id, output_sha256, "edit", reviewer, base_version,
                             _check_comment(comment, required=False), guidance=text)
 
-    @contextmanager
-    def _immediate(self) -> Iterator[sqlite3.Connection]:
-        with self.workspace.connect() as conn:
-            conn.isolation_level = None  # explicit transaction control below
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+    def _immediate(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self.workspace.write_transaction()
 
     def _record(self, case_id: str, output_sha256: str, action: Action, reviewer: str, version: int,
                 comment: str, *, guidance: str | None = None) -> ReviewAction:

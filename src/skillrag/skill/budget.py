@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any, Literal
@@ -194,18 +194,9 @@ class BudgetLedger:
         with ws.connect() as conn:
             conn.executescript(SCHEMA)
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE`` transaction: the write lock is taken before anything is read."""
-        with self.workspace.connect() as conn:
-            conn.isolation_level = None
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction (``Workspace.write_transaction``)."""
+        return self.workspace.write_transaction()
 
     # -- sessions -------------------------------------------------------------------------------
     def start(self, case_id: str, skill: str, limits: BudgetLimits, *, as_of: date | str | None = None,

@@ -182,6 +182,21 @@ class Workspace:
         return _holder(info)
 
     @contextmanager
+    def write_transaction(self) -> Iterator[sqlite3.Connection]:
+        """A connection in one ``BEGIN IMMEDIATE`` transaction: SQLite's write lock is taken before
+        anything is read, so a read-check-write (a budget charge, a review action) cannot interleave
+        with another process's. Committed when the block ends, rolled back on any exception."""
+        with self.connect() as conn:
+            conn.isolation_level = None  # explicit transaction control
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
         """A connection to the workspace store (WAL mode, foreign keys on); closed on exit.
 
