@@ -182,3 +182,52 @@ def test_section_ids_are_full_match_ids_and_keep_the_document_url():
             check_id(bad)
     d = SourceArticle(id="kb", title="KB", body=BODY, source_path="kb.md", url="https://example.com/kb")
     assert {p.url for p in split_document(d, split_chars=0, split_headings=True)} == {"https://example.com/kb"}
+
+
+def _opening_heading_repeats(filler: str) -> str:
+    return ("# Introduction\n\n" + filler + "## Setup\n\n" + filler + "# Usage\n\n" + filler
+            + "# Introduction\n\n" + filler + "## More\n\n" + filler)
+
+
+def test_a_manual_whose_title_heading_repeats_at_the_top_level_splits(ws, tmp_path):
+    """A manual that opens with '# Introduction' (its title) and repeats it later used to end in an
+    IndexError with nothing written; every part now has a heading path and the ingest succeeds."""
+    filler = "This is filler text for the manual. " * 100 + "\n\n"
+    body = _opening_heading_repeats(filler)
+    parts = split_document(doc(body, title="Introduction", aid="manual"), split_chars=10_000)
+    assert "".join(p.body for p in parts) == body
+    assert all(p.heading_path for p in parts)
+    assert len({p.id for p in parts}) == len(parts)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "manual.md").write_text(body, encoding="utf-8")
+    report = ingest(ws, [src])
+    assert report.split == {"manual": len(parts)} and not report.rejected
+
+
+def test_a_loader_or_splitter_failure_is_a_one_line_error_naming_the_file(ws, tmp_path, monkeypatch):
+    """Any exception in a loader or splitter becomes MalformedSourceError naming the file (collected with
+    the others, nothing written); with skip_bad the file is rejected and the rest ingested."""
+    import sys
+
+    from skillrag.errors import MalformedSourceError
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "good.md").write_text("# Good\n\nFine text here.\n", encoding="utf-8")
+    (src / "boom.md").write_text("# Boom\n\nThis one breaks the splitter.\n", encoding="utf-8")
+    ingest_mod = sys.modules["skillrag.corpus.ingest"]  # the package re-exports a function of that name
+    real = ingest_mod.split_document
+
+    def flaky(a, **kw):
+        if a.id == "boom":
+            raise IndexError("tuple index out of range")
+        return real(a, **kw)
+
+    monkeypatch.setattr(ingest_mod, "split_document", flaky)
+    with pytest.raises(MalformedSourceError) as err:
+        ingest(ws, [src])
+    assert "boom.md" in str(err.value) and "IndexError" in str(err.value) and "\n" not in str(err.value)
+    assert ArticleStore(ws).list() == []
+    report = ingest(ws, [src], skip_bad=True)
+    assert report.added == ["good"] and len(report.rejected) == 1 and "boom.md" in report.rejected[0]

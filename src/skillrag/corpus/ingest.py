@@ -95,8 +95,9 @@ def _collect(
             if skill is not None and f.suffix.lower() not in _REFERENCE_SUFFIXES:
                 continue  # a references/ bundle is Markdown notes; other files there are not articles
             loader = loader_for(f)
-            assert loader is not None
             try:
+                if loader is None:
+                    raise MalformedSourceError(f, "no loader for this file type")
                 if f.suffix.lower() in _ONE_ARTICLE_SUFFIXES and f.stat().st_size > settings.max_article_bytes:
                     raise MalformedSourceError(f, _too_large(f.stat().st_size, settings.max_article_bytes, "the file"))
                 arts = []
@@ -111,7 +112,10 @@ def _collect(
                     if a.id in found:
                         prev = found[a.id][0].source_path
                         raise MalformedSourceError(f, f"duplicate id {a.id!r} (also in {prev})")
-            except MalformedSourceError as exc:
+            except Exception as exc:  # noqa: BLE001 - a loader or splitter bug never escapes as a traceback
+                if not isinstance(exc, MalformedSourceError):
+                    exc = MalformedSourceError(f, f"could not be read ({type(exc).__name__}: {exc}); "
+                                                  "please report this file")
                 if skip_bad:
                     report.rejected.append(str(exc))
                 else:

@@ -94,7 +94,8 @@ def _cut_at(body: str, heads: list[Section], inner: list[Section], level: int, s
         p_start = first_start if i == 0 else h.start
         p_end = cuts[i + 1].start if i + 1 < len(cuts) else end
         outer = () if own is not None else tuple(_enclosing(heads, h.start, level))
-        path = _title_free(here + outer + (h.heading,), title)
+        # a section whose own heading repeats the title keeps it (its path is never empty)
+        path = _title_free(here + outer + (h.heading,), title) or (h.heading,)
         if split_chars > 0 and p_end - p_start > split_chars:
             sub = _cut(body, heads, h.start, p_end, path[:-1], h.heading, split_chars, title)
             if sub:
