@@ -143,7 +143,10 @@ def rule_of(text: str) -> RuleInfo | None:
 # --- what must never be quoted -------------------------------------------------------------------
 _AGENT = re.compile(
     r"\b(?:tool calls?|function calls?|one (?:tool|function) call|make up (?:any )?(?:information|procedures?)|"
-    r"hallucinat\w*|as an ai\b|an ai (?:agent|assistant|model)|language model|llm\b|system prompt|"
+    r"hallucinat\w*|as an ai\b|\bai (?:agents?|assistants?|models?|systems?|bots?)\b|language model|llm\b|"
+    r"system prompt|(?:ignore|disregard|forget|override) (?:all |any |the |your )*(?:previous |prior |above |earlier |"
+    r"preceding |other )?(?:instructions|prompts?|rules|guidelines|directions)\b|"
+    r"^\W*(?:assistant|chatbot)\s*:|"
     r"(?:the|this) (?:ai )?assistant\b|respond to the user at the same time|"
     r"you (?:are|act as) (?:a|an|the) (?:helpful |customer service |support |virtual )?(?:agent|assistant|bot)\b|"
     r"(?:do not|don't|never) (?:provide|give|offer) (?:any )?(?:information|knowledge|procedures|opinions|subjective)"
