@@ -1,10 +1,17 @@
-"""The real ``skillrag`` CLI with slowed-down work, for tests that send real signals to a real
-process (``python tests/slow_cli.py ARGS...``).
+"""The real ``skillrag`` CLI with work that waits for the test, for tests that send real signals to a
+real process (``python tests/slow_cli.py ARGS...``).
 
-Only timing changes: with ``SLOW_CASE_S`` each extractive case sleeps that long before it runs
-(and appends ``start ID`` / ``end ID`` lines to ``$SLOW_LOG``); with ``SLOW_EMBED_S`` each
-embedding batch (of ``SLOW_EMBED_BATCH`` passages) sleeps that long and appends ``embed N``.
-Everything else — the CLI, the harness, the index, the signal handling — is the package's own.
+Only timing changes, and it is decided by the test, never by a race against the clock:
+
+- ``SLOW_GATE=PATH``: a held unit of work waits until the file ``PATH`` exists (the test creates it to
+  release the work; it never has to guess how long a loaded machine needs).
+- Extractive cases (``SLOW_CASES=1``): each case appends ``start ID`` to ``$SLOW_LOG``, is held at the
+  gate, runs, then appends ``end ID``.
+- Embedding (``SLOW_EMBED_HOLD=N``): batches of ``SLOW_EMBED_BATCH`` passages (default 1); each appends
+  ``embed N`` to ``$SLOW_LOG`` once done, and every batch after the first ``N`` is held at the gate.
+
+Everything else (the CLI, the harness, the index, the signal handling) is the package's own. A held
+unit polls for the gate in short sleeps, so a SIGINT reaches the process at once.
 """
 
 from __future__ import annotations
@@ -19,21 +26,27 @@ def _log(line: str) -> None:
         fh.write(line + "\n")
 
 
-if os.environ.get("SLOW_CASE_S"):
+def _hold() -> None:
+    gate = os.environ.get("SLOW_GATE")
+    while gate and not os.path.exists(gate):
+        time.sleep(0.02)
+
+
+if os.environ.get("SLOW_CASES"):
     from skillrag.harness.extractive import ExtractiveHarness
 
     _run = ExtractiveHarness.run
 
     def _slow_run(self, session, case, skill, out_path=None):
         _log(f"start {case.case_id}")
-        time.sleep(float(os.environ["SLOW_CASE_S"]))
+        _hold()
         out = _run(self, session, case, skill, out_path)
         _log(f"end {case.case_id}")
         return out
 
     ExtractiveHarness.run = _slow_run
 
-if os.environ.get("SLOW_EMBED_S"):
+if os.environ.get("SLOW_EMBED_HOLD"):
     import skillrag.search.index as _index
     from skillrag.search.testing import HashEmbedder
 
@@ -44,10 +57,13 @@ if os.environ.get("SLOW_EMBED_S"):
 
     _index._embed_missing = _small_batches
     _embed = HashEmbedder.embed
+    _done = [0]
 
     def _slow_embed(self, texts):
-        time.sleep(float(os.environ["SLOW_EMBED_S"]))
+        if _done[0] >= int(os.environ["SLOW_EMBED_HOLD"]):
+            _hold()
         out = _embed(self, texts)
+        _done[0] += 1
         _log(f"embed {len(texts)}")
         return out
 

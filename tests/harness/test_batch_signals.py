@@ -1,5 +1,6 @@
 """run-batch under real signals and a second writer: real subprocesses of the CLI
-(``tests/slow_cli.py`` only slows each case down), real SIGINTs, the real workspace lock."""
+(``tests/slow_cli.py`` holds each case until the test releases it), real SIGINTs, the real workspace
+lock. Every step waits for an event (a log line, a notice, a released gate), never for a duration."""
 
 from __future__ import annotations
 
@@ -41,9 +42,12 @@ def batch_ws(ws: Workspace, cases_path: Path) -> Workspace:
     return ws
 
 
-def _start(ws: Workspace, log: Path, *args: str, slow: float = 3.0) -> tuple[subprocess.Popen, Path]:
+def _start(ws: Workspace, log: Path, *args: str, gate: Path | None = None) -> tuple[subprocess.Popen, Path]:
+    """run-batch whose cases wait at ``gate`` (created by the test to release them; None: not held)."""
     err = log.with_suffix(f".{time.monotonic_ns()}.err")
-    env = {**os.environ, "SLOW_LOG": str(log), "SLOW_CASE_S": str(slow)}
+    env = {**os.environ, "SLOW_LOG": str(log), "SLOW_CASES": "1"}
+    if gate is not None:
+        env["SLOW_GATE"] = str(gate)
     proc = subprocess.Popen(
         [sys.executable, str(SLOW_CLI), "run-batch", "-w", str(ws.root), *args],
         stdout=subprocess.PIPE,
@@ -60,7 +64,7 @@ def _lines(path: Path, prefix: str) -> list[str]:
     return [ln.split()[1] for ln in path.read_text().splitlines() if ln.startswith(prefix + " ")]
 
 
-def _wait_for(cond, timeout: float = 60.0) -> None:
+def _wait_for(cond, timeout: float = 120.0) -> None:
     end = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > end:
@@ -69,11 +73,13 @@ def _wait_for(cond, timeout: float = 60.0) -> None:
 
 
 def test_first_ctrl_c_stops_scheduling_and_lets_running_cases_finish(batch_ws, tmp_path):
-    log = tmp_path / "log"
-    proc, err = _start(batch_ws, log, "-j", "2")
+    log, gate = tmp_path / "log", tmp_path / "release"
+    proc, err = _start(batch_ws, log, "-j", "2", gate=gate)
     _wait_for(lambda: len(_lines(log, "start")) == 2)
     proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=60)
+    _wait_for(lambda: "interrupt: no new cases" in err.read_text())
+    gate.touch()  # the two running cases may finish now
+    out, _ = proc.communicate(timeout=120)
     stderr = err.read_text()
     assert proc.returncode == 130, stderr
     started, ended = _lines(log, "start"), _lines(log, "end")
@@ -102,16 +108,14 @@ def test_first_ctrl_c_stops_scheduling_and_lets_running_cases_finish(batch_ws, t
 
 def test_second_ctrl_c_abandons_running_cases_and_exits_at_once(batch_ws, tmp_path):
     log = tmp_path / "log"
-    proc, err = _start(batch_ws, log, "-j", "2", slow=30)
+    proc, err = _start(batch_ws, log, "-j", "2", gate=tmp_path / "never")  # the running cases never finish
     _wait_for(lambda: len(_lines(log, "start")) == 2)
     proc.send_signal(signal.SIGINT)
     _wait_for(lambda: "interrupt: no new cases" in err.read_text())
-    t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=20)
+    proc.communicate(timeout=120)  # returns only because the held cases were abandoned
     stderr = err.read_text()
     assert proc.returncode == 130, stderr  # not -SIGABRT, not a traceback
-    assert time.monotonic() - t0 < 10  # did not wait for the 30 s cases
     started = sorted(_lines(log, "start"))
     assert f"interrupted again: abandoned 2 running case(s) ({', '.join(started)})" in stderr
     assert _lines(log, "end") == [] and "Traceback" not in stderr
@@ -120,15 +124,16 @@ def test_second_ctrl_c_abandons_running_cases_and_exits_at_once(batch_ws, tmp_pa
 
 
 def test_two_batches_on_one_workspace_never_run_a_case_twice(batch_ws, tmp_path):
-    log = tmp_path / "log"
-    first, err1 = _start(batch_ws, log, "-j", "2", slow=2.0)
+    log, gate = tmp_path / "log", tmp_path / "release"
+    first, err1 = _start(batch_ws, log, "-j", "2", gate=gate)
     _wait_for(lambda: len(_lines(log, "start")) >= 1)
     second = subprocess.run(
         [sys.executable, str(SLOW_CLI), "run-batch", "-w", str(batch_ws.root), "-j", "2"],
-        check=False, capture_output=True, text=True, timeout=60,
-        env={**os.environ, "SLOW_LOG": str(log), "SLOW_CASE_S": "0.3"},
+        check=False, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "SLOW_LOG": str(log), "SLOW_CASES": "1", "SLOW_GATE": str(gate)},
     )
-    assert first.poll() is None  # the first batch was still running all along
+    assert first.poll() is None  # the first batch is held at the gate all along
+    gate.touch()
     assert second.returncode == 2, second.stderr
     (line,) = second.stderr.strip().splitlines()
     assert line.startswith("error: ") and "busy: `skillrag run-batch` (pid " in line
@@ -145,16 +150,19 @@ def test_two_batches_on_one_workspace_never_run_a_case_twice(batch_ws, tmp_path)
     ids=["index", "wiki-build", "ingest"],
 )
 def test_other_writers_fail_with_one_line_while_a_batch_runs(batch_ws, tmp_path, command):
-    log = tmp_path / "log"
-    batch, _ = _start(batch_ws, log, "-j", "1", slow=2)
+    log, gate = tmp_path / "log", tmp_path / "release"
+    batch, err = _start(batch_ws, log, "-j", "1", gate=gate)
     _wait_for(lambda: len(_lines(log, "start")) >= 1)
     args = [a.replace("{src}", str(tmp_path / "src")) for a in command]
     other = subprocess.run(
         [sys.executable, "-m", "skillrag.cli.main", *args, "-w", str(batch_ws.root)],
-        check=False, capture_output=True, text=True, timeout=60,
+        check=False, capture_output=True, text=True, timeout=120,
     )
+    assert batch.poll() is None  # the batch held the lock all along
     batch.send_signal(signal.SIGINT)
-    batch.communicate(timeout=60)
+    _wait_for(lambda: "interrupt: no new cases" in err.read_text())
+    gate.touch()
+    batch.communicate(timeout=120)
     assert other.returncode == 2, other.stderr
     (line,) = other.stderr.strip().splitlines()
     assert line.startswith("error: ") and "busy: `skillrag run-batch`" in line

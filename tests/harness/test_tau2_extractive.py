@@ -26,7 +26,7 @@ from skillrag.workspace import Workspace
 
 @pytest.mark.shared
 @pytest.mark.slow
-def test_extractive_briefs_every_tau2_dev_case_under_2s(tau2_dir, tmp_path, capsys):
+def test_extractive_briefs_every_tau2_dev_case(tau2_dir, tmp_path, capsys):
     ws = Workspace.init(tmp_path / "tau2")
     ingest(ws, [tau2_dir / "documents"])
     assert ws.config.search.backend == "wiki"  # the default this test measures
@@ -63,11 +63,11 @@ def test_extractive_briefs_every_tau2_dev_case_under_2s(tau2_dir, tmp_path, caps
         recall.append(m["docs_consulted_recall"])
         if m["tools_grounded_recall"] is not None:
             tools.append(m["tools_grounded_recall"])
-    assert max(non_model_ms) < 2000, f"slowest case took {max(non_model_ms):.0f} ms"
-    # regression floors just under what this test measured (default wiki backend with the extractive navigation
-    # layer: 0.460 and 0.439, issue #18's targets being 0.45 and 0.40; the same on the hybrid-wiki arm of
-    # benchmarks/eval_tau2.py). Without a layer (direct backend) the briefing measured 0.407 and 0.298.
-    assert statistics.mean(recall) >= 0.45 and statistics.mean(tools) >= 0.43, (statistics.mean(recall),
+    # Regression floors at issue #18's targets (0.45 and 0.40), not at today's figures (0.460 and 0.439 on the
+    # default wiki backend with the extractive layer; the same on the hybrid-wiki arm of
+    # benchmarks/eval_tau2.py): a harmless change may move a figure by a case. No timing is asserted here: the
+    # per-case time is printed below and measured by benchmarks/eval_tau2.py.
+    assert statistics.mean(recall) >= 0.45 and statistics.mean(tools) >= 0.40, (statistics.mean(recall),
                                                                                    statistics.mean(tools))
     with capsys.disabled():
         print(

@@ -123,16 +123,17 @@ def test_threads_reach_onnxruntime_and_leave_the_vectors_alone():
 
 def test_openai_requests_in_flight_follow_concurrency_and_keep_the_order():
     import threading
-    import time
 
     lock = threading.Lock()
     state = {"now": 0, "peak": 0}
+    gate: dict[str, threading.Barrier | None] = {"all_in": None}
 
     def handler(request: httpx.Request) -> httpx.Response:
         with lock:
             state["now"] += 1
             state["peak"] = max(state["peak"], state["now"])
-        time.sleep(0.05)  # long enough for the other requests of the call to start
+        if gate["all_in"] is not None:
+            gate["all_in"].wait()  # returns once 4 requests are in flight at once (an event, not a sleep)
         with lock:
             state["now"] -= 1
         body = json.loads(request.content)
@@ -144,6 +145,7 @@ def test_openai_requests_in_flight_follow_concurrency_and_keep_the_order():
     want = serial.embed(texts)
     assert state["peak"] == 1
     state["peak"] = 0
+    gate["all_in"] = threading.Barrier(4, timeout=60)  # broken (the test fails) if fewer ever run together
     parallel = OpenAIEmbedder("http://x/v1", "m", batch_size=2, concurrency=4, transport=httpx.MockTransport(handler))
     got = parallel.embed(texts)
     assert state["peak"] == 4 and np.array_equal(got, want)

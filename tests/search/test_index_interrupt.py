@@ -1,5 +1,6 @@
 """`skillrag index` under a real Ctrl-C (SIGINT to a real process): it says what it kept, and the
-next run embeds only the rest. ``tests/slow_cli.py`` only slows each embedding batch down."""
+next run embeds only the rest. ``tests/slow_cli.py`` holds the embedding batches after the first few
+until the test releases them, so no step races a loaded machine's clock."""
 
 from __future__ import annotations
 
@@ -17,12 +18,13 @@ SLOW_CLI = Path(__file__).resolve().parents[1] / "slow_cli.py"
 
 def test_ctrl_c_in_index_prints_what_it_kept_and_the_next_run_resumes(ws, tmp_path):
     log = tmp_path / "log"
-    env = {**os.environ, "SLOW_LOG": str(log), "SLOW_EMBED_S": "0.4", "SLOW_EMBED_BATCH": "1"}
+    gate = tmp_path / "never"  # batches after the second wait for it: the index is interrupted at 2
+    env = {**os.environ, "SLOW_LOG": str(log), "SLOW_EMBED_HOLD": "2", "SLOW_GATE": str(gate)}
     proc = subprocess.Popen(
         [sys.executable, str(SLOW_CLI), "index", "-w", str(ws.root), "--backend", "direct"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
     )
-    end = time.monotonic() + 60
+    end = time.monotonic() + 120
     while not (log.exists() and len(log.read_text().splitlines()) >= 2):
         assert time.monotonic() < end and proc.poll() is None
         time.sleep(0.05)
@@ -38,7 +40,7 @@ def test_ctrl_c_in_index_prints_what_it_kept_and_the_next_run_resumes(ws, tmp_pa
     )
     assert m, lines[0]
     kept, total = int(m.group(1)), int(m.group(2))
-    assert 2 <= kept < total == 5
+    assert kept == 2 and total == 5
     again = subprocess.run(
         [sys.executable, "-m", "skillrag.cli.main", "index", "-w", str(ws.root), "--backend", "direct", "--json"],
         check=False, capture_output=True, text=True, timeout=120,
@@ -52,13 +54,14 @@ def test_a_search_during_an_index_build_says_the_build_is_running(ws, tmp_path):
     """Found by a new user: while `index` ran, `search` advised "run `skillrag index`", which would only
     meet the busy lock. It now names the running build; once that is gone, the usual advice is back."""
     log = tmp_path / "log"
-    env = {**os.environ, "SLOW_LOG": str(log), "SLOW_EMBED_S": "0.4", "SLOW_EMBED_BATCH": "1"}
+    gate = tmp_path / "never"  # the build holds after its first batch until it is interrupted
+    env = {**os.environ, "SLOW_LOG": str(log), "SLOW_EMBED_HOLD": "1", "SLOW_GATE": str(gate)}
     proc = subprocess.Popen(
         [sys.executable, str(SLOW_CLI), "index", "-w", str(ws.root), "--backend", "direct"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
     )
     try:
-        end = time.monotonic() + 60
+        end = time.monotonic() + 120
         while not (log.exists() and log.read_text().splitlines()):
             assert time.monotonic() < end and proc.poll() is None
             time.sleep(0.05)

@@ -32,9 +32,8 @@ def tau2_layer(tmp_path_factory):
 
 
 @pytest.mark.shared
-def test_extractive_tau2_layer_builds_fast_and_covers_every_article(tau2_layer):
-    ws, rep, seconds = tau2_layer
-    assert seconds < 120, f"extractive build took {seconds:.1f} s"
+def test_extractive_tau2_layer_covers_every_article(tau2_layer):
+    ws, rep, seconds = tau2_layer  # the build time is printed, not asserted (benchmarks/navigation.py measures it)
     audit = audit_structure(ws)
     print(f"\ntau2 extractive: {rep.pages} pages over {rep.articles} articles in {seconds:.2f} s; "
           f"coverage {audit.referenced}/{audit.articles}, {len(audit.dangling)} dangling")

@@ -37,6 +37,7 @@ import hashlib
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -77,7 +78,7 @@ STATUS_LABELS = {
 
 @dataclass(frozen=True)
 class Session:
-    """A signed-in reviewer: ``reviewer`` name, the random ``csrf`` form token, ``expires`` (epoch s)."""
+    """A signed-in reviewer: ``reviewer`` name, the random ``csrf`` form token, ``expires`` (the store's clock, s)."""
 
     reviewer: str
     csrf: str
@@ -87,19 +88,21 @@ class Session:
 class SessionStore:
     """Review sessions in memory: ``new`` returns ``(session id, Session)``; ``get`` returns None for an
     unknown or expired id. ``ttl_s``: session lifetime in seconds; at most ``max_sessions`` are kept
-    (the oldest are dropped first). Thread-safe."""
+    (the oldest are dropped first); ``clock``: seconds, monotonic (tests inject their own). Thread-safe."""
 
-    def __init__(self, ttl_s: float = 8 * 3600, max_sessions: int = 1000) -> None:
+    def __init__(self, ttl_s: float = 8 * 3600, max_sessions: int = 1000,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.ttl_s = ttl_s
         self.max_sessions = max_sessions
+        self._clock = clock
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
     def new(self, reviewer: str) -> tuple[str, Session]:
         sid = secrets.token_urlsafe(32)
-        sess = Session(reviewer, secrets.token_urlsafe(32), time.time() + self.ttl_s)
+        sess = Session(reviewer, secrets.token_urlsafe(32), self._clock() + self.ttl_s)
         with self._lock:
-            now = time.time()
+            now = self._clock()
             self._sessions = {k: v for k, v in self._sessions.items() if v.expires > now}
             while len(self._sessions) >= self.max_sessions:
                 self._sessions.pop(next(iter(self._sessions)))
@@ -111,7 +114,7 @@ class SessionStore:
             return None
         with self._lock:
             sess = self._sessions.get(sid)
-            if sess is not None and sess.expires <= time.time():
+            if sess is not None and sess.expires <= self._clock():
                 self._sessions.pop(sid, None)
                 sess = None
         return sess
