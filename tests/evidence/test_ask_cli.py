@@ -139,7 +139,10 @@ def test_ask_with_the_real_search_index_and_a_scripted_model(ws):
     assert set(retrieval.articles) <= set(ans.candidates[0].article_ids)
     system = "".join(p.content for p in model.requests[0][0].parts if isinstance(p, SystemPromptPart))
     assert "Evidence-first answers" in system  # the evidence-qa SKILL.md is the model's manual
-    assert (ans.confidence, ans.sufficient) == ("medium", True)
+    # the model cited one article; code found the other one that states the fee (same value)
+    found = [u for u in ans.evidence if u.why.startswith("found by code")]
+    assert [u.article_id for u in found] == ["acme-gold-terms"]
+    assert (ans.confidence, ans.sufficient) == ("high", True)
 
 
 def test_readable_answer_lists_both_banks_for_an_implicit_parent(tmp_path, capsys):
