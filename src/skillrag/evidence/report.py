@@ -30,6 +30,9 @@ def format_answer(a: EvidenceAnswer, *, show_record: bool = True) -> str:
     lines.append(f"subject: {subj}" + (f" [{scope}]" if scope else ""))
     if a.note:
         lines.append(f"note: {a.note}")
+    index = a.record.steps[1].detail.get("search_index") if len(a.record.steps) > 1 else None
+    if index:
+        lines.append(f"search index: {index}")
     if a.evidence:
         lines += ["", "Evidence:"]
         for i, u in enumerate(a.evidence):

@@ -81,6 +81,7 @@ from skillrag.evidence.verify import (
 from skillrag.skill.contract import ContractLimits, normalize, validate_output
 
 __all__ = [
+    "NO_INDEX_NOTE",
     "ArticleSource",
     "EvidenceSettings",
     "SearchTool",
@@ -90,6 +91,10 @@ __all__ = [
     "contract_output",
     "save_answer",
 ]
+
+
+#: What the gate step records when ``ask`` ran without the search index (``use_index=False``).
+NO_INDEX_NOTE = "not used (--no-index): candidates come from the exact-name scan of the skill's articles"
 
 
 class ArticleSource(Protocol):
@@ -639,15 +644,21 @@ def ask(
     ``allowed_sources`` and the contract limits; its SKILL.md is the model's operating manual).
 
     ``harness="llm"`` needs ``model`` (an id such as ``openai:gpt-4.1`` or a pydantic-ai ``Model``);
-    ``"extractive"`` needs none. With ``use_index`` the search index is used when it exists and is
-    current; a missing index leaves discovery to the exact-name scan (noted in the run record).
-    ``retriever`` replaces the workspace's search tool (any object with ``search(query, k)``).
-    Raises ``SkillNotFound``, ``UserError`` (llm without a model), ``ModelError``.
+    ``"extractive"`` needs none. With ``use_index`` (the default) the skill's search index must
+    exist and be current: a missing, damaged or stale one raises ``IndexStateError`` (the usual one
+    line, naming ``skillrag index`` and ``--no-index``), never a silent switch to another method.
+    ``use_index=False`` (CLI ``--no-index``) answers from the exact-name scan of the skill's
+    articles alone, and the answer says so (``NO_INDEX_NOTE`` in the gate step's
+    ``search_index``). ``retriever`` replaces the workspace's search tool (any object with
+    ``search(query, k)``). Raises ``SkillNotFound``, ``UserError`` (llm without a model),
+    ``EmptyInputError`` (no articles), ``IndexStateError``, ``ModelError``.
     """
     from skillrag.corpus import ArticleStore, SourceScope
     from skillrag.errors import IndexStateError
     from skillrag.skill.registry import SkillRegistry
 
+    if not question or not question.strip():
+        raise EmptyInputError("the question is empty")
     sk = SkillRegistry(ws).get(skill)
     settings = EvidenceSettings(
         k=sk.config.k, max_units=sk.config.max_snippets, min_chars=sk.config.min_snippet_chars
@@ -668,16 +679,18 @@ def ask(
         reasoner = ExtractiveReasoner()
     else:
         raise UserError(f"unknown harness {harness!r} (extractive, llm)")
+    store = ArticleStore(ws)
+    if store.count() == 0:
+        raise EmptyInputError(f"the workspace {ws.root} holds no articles: run `skillrag ingest` first")
     if retriever is None and use_index:
         from skillrag.search import open_retriever
 
         try:
             retriever = open_retriever(ws, backend=sk.config.backend, mode=sk.config.mode)
-        except IndexStateError:
-            retriever = None
-    store = ArticleStore(ws)
-    if store.count() == 0:
-        raise EmptyInputError(f"the workspace {ws.root} holds no articles: run `skillrag ingest` first")
+        except IndexStateError as exc:
+            raise IndexStateError(
+                f"{exc}; or answer without the search index: `skillrag ask --no-index`"
+            ) from None
     # the skill's scope, as for every other reader: its allowed_sources and its own reference notes
     scoped = store.scoped(SourceScope.of(sk.name, sk.config.allowed_sources or None))
     source: ArticleSource | list[Article] = scoped
@@ -691,8 +704,8 @@ def ask(
         settings=settings,
         limits=sk.config.limits(),
     )
-    if retriever is None and answer.record.steps:
-        answer.record.steps[1].detail["search_index"] = "not used (missing or stale); exact-name scan only"
+    if retriever is None and len(answer.record.steps) > 1:
+        answer.record.steps[1].detail["search_index"] = NO_INDEX_NOTE
     return answer
 
 
