@@ -151,3 +151,82 @@ def banks():
 @pytest.fixture
 def telecom():
     return make_articles(TELECOM)
+
+
+#: Issue 21's regression corpus (self-written): Brightwater Bank's card with two conflicting annual
+#: fees (one of them only in a table row), a look-alike business card, Harbor Bank's card of the
+#: same name beside Brightwater's in one comparison, Brightway Bank's two savings accounts (a
+#: sibling product named without its head noun), and a tool page that names an attribute
+#: ("data refueling (in GB)") without stating a value.
+BRIGHT = [
+    (
+        "bw-gold",
+        "Brightwater Bank Gold Rewards Card",
+        "## Fees\nThe Gold Rewards Card from Brightwater Bank has an annual fee of $95.\n",
+    ),
+    (
+        "bw-schedule",
+        "Brightwater Bank fee schedule",
+        (
+            "## Card fees\n"
+            "Brightwater Bank charges these fees on its cards.\n\n"
+            "| Card | Annual fee | Late fee |\n"
+            "|---|---|---|\n"
+            "| Gold Rewards Card | $120 | $30 |\n"
+            "| Silver Rewards Card | $45 | $25 |\n"
+        ),
+    ),
+    (
+        "bw-business",
+        "Brightwater Bank Business Gold Rewards Card",
+        "The Business Gold Rewards Card from Brightwater Bank has an annual fee of $250.\n",
+    ),
+    (
+        "hb-gold",
+        "Harbor Bank Gold Rewards Card",
+        "## Fees\nHarbor Bank's Gold Rewards Card has an annual fee of $0.\n",
+    ),
+    (
+        "cards-compare",
+        "Comparing Gold Rewards Cards",
+        (
+            "Harbor Bank and Brightwater Bank both issue a Gold Rewards Card.\n"
+            "The Gold Rewards Card from Brightwater Bank has an annual fee of $95, while Harbor Bank's has none.\n"
+        ),
+    ),
+    (
+        "bway-everyday",
+        "Brightway Bank Everyday Saver Account",
+        (
+            "## Rates\n"
+            "The Everyday Saver Account from Brightway Bank pays an interest rate of 1.10% APY.\n\n"
+            "## Compared with Saver Plus\n"
+            "Saver Plus pays an interest rate of 4.25% APY on balances over $5,000.\n"
+        ),
+    ),
+    (
+        "bway-plus",
+        "Brightway Bank Saver Plus Account",
+        "The Saver Plus Account from Brightway Bank pays an interest rate of 4.25% APY.\n",
+    ),
+]
+
+#: A telecom page that names the attribute but states no value of it.
+REFUEL_NAME_ONLY = [
+    (
+        "tc-refuel-tool",
+        "Data refueling",
+        (
+            "## Parameters\n"
+            "- gb_amount (number): data refueling (in GB)\n\n"
+            "## When to refuel\n"
+            "When a line has used all of its monthly data, a customer can refuel data for the rest of "
+            "the billing cycle.\n"
+        ),
+    ),
+]
+
+
+@pytest.fixture
+def bright():
+    return make_articles(BRIGHT)

@@ -156,7 +156,9 @@ def test_not_found_stops_after_the_gate_with_no_further_model_call(corpus):
     )
     assert model.calls == 2  # subject + candidates; a third request would exhaust the script
     assert ans.final_state == State.SUBJECT_NOT_FOUND
-    assert ans.rejected_candidates[0].reason == "parent-entity quote does not name 'Harbor Bank'"
+    assert ans.rejected_candidates[0].reason == (
+        "another organisation's: 'Zenith Bank Gold Card' is Zenith Bank's, not Harbor Bank's"
+    )
     assert (ans.sufficient, ans.confidence, ans.risk_signal) == (False, "low", "subject_not_found")
 
 
@@ -178,24 +180,28 @@ def test_model_answer_judged_unanswered_is_insufficient(corpus):
     ans = answer_question(
         "What is the annual fee of Acme Bank's Gold Card?", articles=corpus, reasoner=LLMReasoner(model)
     )
+    # two articles state $95 (one found by code), but the model judged it unanswered
     assert (
-        ans.confidence == "medium" and ans.sufficient is False and ans.risk_signal == "insufficient_evidence"
+        ans.confidence == "high" and ans.sufficient is False and ans.risk_signal == "insufficient_evidence"
     )
 
 
 def test_subject_not_taken_from_the_question_is_sent_back_then_accepted(corpus):
     bad = call("final_result", type="credit_card", name="Platinum Card", parent_entity="Acme Bank")
-    model = ScriptedModel([bad, *scripted_llm_steps(SUBJECT, [], [])])
+    conclusion = {"conclusion": "Nothing to go on.", "answered": False, "claims": []}
+    model = ScriptedModel([bad, *scripted_llm_steps(SUBJECT, [], [], conclusion)])
     ans = answer_question(Q_LATE, articles=corpus, reasoner=LLMReasoner(model))
     assert ans.subject.name == "Gold Card"
     retries = retry_prompts(model.requests[1])
     assert retries and "not taken from the question" in str(retries[0].content)
     # the model proposed no candidate, but code checks every article naming the subject: the
-    # Acme Gold Card is bound all the same (no false "not found"), and with no evidence proposed
-    # the answer is not sufficient
+    # Acme Gold Card is bound all the same (no false "not found"); it proposed no evidence either,
+    # but code finds every span stating the late fee, and they disagree
     assert ans.final_state == State.CONCLUDED and ans.record.steps[1].detail["bound_by_code"] == 6
     assert sorted(ans.candidates[0].article_ids) == ["acme-gold-annual", "acme-gold-payments", "acme-gold-terms"]
-    assert ans.evidence == [] and ans.sufficient is False
+    assert all(u.why.startswith("found by code") for u in ans.evidence)
+    assert {c.normalized for c in ans.conflicts[0].claims} == {"usd:25.00", "usd:35.00"}
+    assert ans.sufficient is False and ans.risk_signal == "conflict"
 
 
 def test_model_that_never_gives_a_valid_subject_raises_model_error(corpus):

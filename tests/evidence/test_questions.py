@@ -27,6 +27,12 @@ from .conftest import BANKS, TELECOM
         ("How much data can a customer refuel?", "data refuel", None, "data"),
         ("What is the MMSC URL of the APN settings?", "APN settings", None, "MMSC URL"),
         ("How many points does the Gold Rewards Card earn?", "Gold Rewards Card", None, "points earn"),
+        # owner, product, attribute after one possessive (issue 21: the bank was taken as the subject)
+        ("What is Brightwater Bank's Gold Rewards Card annual fee?", "Gold Rewards Card", "Brightwater Bank", "annual fee"),
+        ("what is brightwater bank's gold rewards card annual fee?", "gold rewards card", "brightwater bank", "annual fee"),
+        ("What is Brightway Bank's Everyday Saver Account interest rate?", "Everyday Saver Account", "Brightway Bank", "interest rate"),
+        ("What is Brightwater's Gold Rewards Card APR?", "Gold Rewards Card", "Brightwater", "APR"),
+        ("What is Harbor's late fee?", "Harbor", None, "late fee"),
     ],
 )
 def test_subject_and_attribute_the_right_way_round(question, name, parent, attribute):

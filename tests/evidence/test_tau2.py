@@ -22,14 +22,14 @@ def tau2_ws(tau2_dir, tmp_path):
 def test_not_offered_product_is_not_found_and_real_product_has_contract_evidence(tau2_ws):
     ws = tau2_ws
     # 1. a product Rho-Bank does not offer: the corpus has Gold/Platinum/Diamond cards, no Titanium one
-    absent = ask(ws, "Does Rho-Bank offer a Titanium Rewards Card?")
+    absent = ask(ws, "Does Rho-Bank offer a Titanium Rewards Card?", use_index=False)
     assert absent.final_state == State.SUBJECT_NOT_FOUND
     assert (absent.sufficient, absent.risk_signal, absent.confidence) == (False, "subject_not_found", "low")
     assert absent.evidence == [] and absent.candidates == []
     assert State.EVIDENCE_RETRIEVAL not in absent.record.states()
 
     # 2. a real product: the Gold Rewards Card, bound to Rho-Bank in the source text
-    real = ask(ws, "What is the annual fee of Rho-Bank's Gold Rewards Card?")
+    real = ask(ws, "What is the annual fee of Rho-Bank's Gold Rewards Card?", use_index=False)
     assert real.final_state == State.CONCLUDED
     assert [c.name for c in real.candidates] == ["Gold Rewards Card"]
     store = ArticleStore(ws)
@@ -60,10 +60,10 @@ def test_not_offered_product_is_not_found_and_real_product_has_contract_evidence
 
 def test_look_alike_product_of_the_bank_is_not_substituted(tau2_ws):
     # only the business variant mentions "Zoom": asking for a personal "Silver Zoom Rewards Card" finds nothing
-    ans = ask(tau2_ws, "What is the annual fee of Rho-Bank's Silver Zoom Rewards Card?")
+    ans = ask(tau2_ws, "What is the annual fee of Rho-Bank's Silver Zoom Rewards Card?", use_index=False)
     assert ans.final_state == State.SUBJECT_NOT_FOUND
     # and the gold card question never cites a business card article
-    gold = ask(tau2_ws, "What is the late payment fee on Rho-Bank's Gold Rewards Card?")
+    gold = ask(tau2_ws, "What is the late payment fee on Rho-Bank's Gold Rewards Card?", use_index=False)
     assert gold.final_state == State.CONCLUDED
     assert not any("business" in u.article_id for u in gold.evidence)
     assert all("$32.50" in c.value for c in gold.claims if c.attribute == "late payment fee")

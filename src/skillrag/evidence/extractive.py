@@ -305,8 +305,10 @@ class ExtractiveReasoner:
         if not mentions:
             return None
         clean = [(f, m) for f, m in mentions if not m.extended_by]
-        # prefer clean mentions; a look-alike is proposed only so that the gate reports it
-        ordered = clean + [fm for fm in mentions if fm not in clean]
+        # prefer clean mentions; another organisation's or a look-alike is proposed only so that
+        # the gate reports it (another organisation's first: it says whose the subject is)
+        owned = [(f, m) for f, m in mentions if m.extended_by and m.extended_by == m.issuer]
+        ordered = clean + owned + [fm for fm in mentions if fm not in clean and fm not in owned]
         if parent is None:
             f, m = ordered[0]
             src = art.title if f == "title" else art.body

@@ -15,6 +15,14 @@ A proposal (from either reasoner) is accepted only when code can verify it:
 
 Everything refused is kept, with its reason, in ``rejected_candidates``.
 
+Before the gate, ``resolve_subject`` binds the question's words to the sources' names, in code:
+a name or parent entity the question writes in lower case is matched as the sources write it
+(``gold rewards card`` is the proper name ``Gold Rewards Card``, not a topic matched by stems, so
+``Business Gold Rewards Card`` stays a look-alike); and a parent entity written without its suffix
+(``Brightwater``) is tolerated only when it names one organisation of the sources: with
+``Brightwater Bank`` and ``Brightwater Credit Union`` both there it is ambiguous, and the answer is
+not sufficient, with both named.
+
 Once a candidate has its own verified binding, ``extend_to_mentions`` admits the other articles
 that name exactly that subject and no other organisation, with an ``inherited`` binding that
 cites the verified quote (the seed's rule: retrieval is restricted to the documents that reference
@@ -31,18 +39,20 @@ is then rejected rather than attributed to one of them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from skillrag.corpus.model import Article
 from skillrag.evidence.model import Binding, Candidate, Quote, RejectedCandidate, SubjectClass
-from skillrag.evidence.question import is_topic
+from skillrag.evidence.question import ENTITY_SUFFIXES, is_topic
 from skillrag.evidence.steps import CandidateProposal
 from skillrag.evidence.text import (
-    FUNCTION_WORDS,
     find_mentions,
     innermost_section,
     norm_name,
+    organisations,
+    other_entities,
+    proper_form,
     same_org,
     slug,
     split_units,
@@ -50,13 +60,64 @@ from skillrag.evidence.text import (
 from skillrag.skill.contract import locate
 
 __all__ = [
+    "SubjectResolution",
     "check_candidates",
     "extend_to_mentions",
     "organisations",
     "other_entities",
+    "resolve_subject",
     "split_by_parent",
     "unchecked_articles",
 ]
+
+
+@dataclass(frozen=True)
+class SubjectResolution:
+    """The subject class bound to the sources' names (``resolve_subject``). ``name_as_written`` /
+    ``parent_as_written``: the question's spelling, set when the sources' spelling replaced it;
+    ``parent_matches``: the organisations of the sources that the parent entity names (more than
+    one: the question is ambiguous)."""
+
+    subject: SubjectClass
+    name_as_written: str | None = None
+    parent_as_written: str | None = None
+    parent_matches: tuple[str, ...] = ()
+
+
+def _parent_matches(parent: str, orgs: Sequence[str]) -> tuple[str, ...]:
+    """The organisations of ``orgs`` that ``parent`` names: the same organisation (``same_org``),
+    or, when ``parent`` has no suffix word, one whose name starts with its words (``Brightwater``
+    → ``Brightwater Credit Union``)."""
+    pw = norm_name(parent).split()
+    out: list[str] = []
+    for org in orgs:
+        ow = norm_name(org).split()
+        prefix = bool(pw) and pw[-1] not in ENTITY_SUFFIXES and len(ow) > len(pw) and ow[: len(pw)] == pw
+        if (same_org(parent, org) or prefix) and not any(same_org(org, o) for o in out):
+            out.append(org)
+    return tuple(out)
+
+
+def resolve_subject(subject: SubjectClass, articles: Sequence[Article]) -> SubjectResolution:
+    """Bind ``subject``'s name and parent entity to the way ``articles`` write them (module doc).
+    Pure code; the same for every reasoner. Never raises."""
+    texts = [t for a in articles for t in (a.title, a.body)]
+    update: dict[str, str] = {}
+    name_was = parent_was = None
+    if is_topic(subject.name):
+        form = proper_form(subject.name, texts)
+        if form and not is_topic(form) and form != subject.name:
+            update["name"], name_was = form, subject.name
+    parent = subject.parent_entity
+    matches: tuple[str, ...] = ()
+    if parent:
+        if any(w[:1].islower() for w in parent.split()):
+            form = proper_form(parent, texts)
+            if form and form != parent:
+                update["parent_entity"], parent_was, parent = form, parent, form
+        matches = _parent_matches(parent, organisations("\n".join(texts)))
+    resolved = subject.model_copy(update=update) if update else subject
+    return SubjectResolution(resolved, name_was, parent_was, matches)
 
 
 def _locate_in(art: Article, text: str) -> Quote | None:
@@ -193,46 +254,6 @@ def check_candidates(
             have.article_ids.append(art.id)
             have.bindings.extend(cand.bindings)
     return list(merged.values()), rejected
-
-
-_ENTITY = re.compile(
-    r"\b([A-Z][\w&'’]*)[ \t\-\u2010\u2011]+(Bank|Inc|Corp|Corporation|Ltd|LLC|PLC|Company|Credit Union)\b"
-)
-_NOT_A_NAME = FUNCTION_WORDS | {
-    "between",
-    "contact",
-    "other",
-    "every",
-    "standard",
-    "linked",
-    "notify",
-    "find",
-    "retrieving",
-}
-
-
-def organisations(text: str) -> list[str]:
-    """Organisation names in ``text``, in order, each once: a capitalised word before Bank, Inc,
-    Corp, Ltd, LLC, PLC, Company or Credit Union (``Brightwater Bank``, ``Rho-Bank``)."""
-    out: list[str] = []
-    for m in _ENTITY.finditer(text):
-        if norm_name(m.group(1)) in _NOT_A_NAME:
-            continue
-        name = f"{m.group(1)}{'-' if text[m.end(1)] == '-' else ' '}{m.group(2)}"
-        if not any(same_org(name, o) for o in out):
-            out.append(name)
-    return out
-
-
-def other_entities(text: str, parent: str) -> list[str]:
-    """Organisation names in ``text`` (see ``organisations``) that are not ``parent``
-    (``Brightwater Bank`` is the parent ``Brightwater``: ``text.same_org``)."""
-    want = norm_name(parent)
-    return [
-        name
-        for name in organisations(text)
-        if not same_org(name, parent) and not want.endswith(norm_name(name))
-    ]
 
 
 def extend_to_mentions(

@@ -10,7 +10,8 @@ shape                         examples
 ``attribute-of``              What is the annual fee **of** Rho-Bank's Gold Rewards card?
                               How much is the late fee **on** the Gold Card from Acme Bank?
                               What is the MMSC URL **of** the APN settings?
-``possessive``                What is the Gold Card's annual fee?
+``possessive``                What is the Gold Card's annual fee?  What is Brightwater Bank's
+                              Gold Rewards Card annual fee? (owner, product, attribute)
 ``how-much``                  How much data can a customer refuel?  How many points does the
                               Gold Rewards Card earn?
 ``offer``                     Does Rho-Bank offer a Titanium Rewards Card?
@@ -23,7 +24,10 @@ A noun phrase ``NP`` is read as: an optional determiner; an optional owner endin
 lower-case head noun such as ``card`` belongs to it) with a parenthetical qualifier; and an
 optional issuer after ``from``/``by``/``at``/``of``/``issued by``/``offered by`` (the parent entity
 when it is capitalised). A name that starts with an organisation (``Acme Bank Gold Card``) is split
-after its suffix word (Bank, Inc, …). A name with no capitalised word apart from acronyms and more
+after its suffix word (Bank, Inc, …). In ``Owner's NAME ATTRIBUTE`` (one possessive, then more
+words) the words after the possessive are split into the product's name (its capitalised run, or up
+to a product head noun such as ``card`` or ``account``: ``PRODUCT_HEADS``) and the attribute; the
+owner is the parent entity. A name with no capitalised word apart from acronyms and more
 than one word (``APN settings``, ``data refuel``) is a *topic* — a policy, procedure or setting —
 matched by word stems rather than as a proper name (``text.find_mentions``).
 
@@ -38,11 +42,16 @@ from dataclasses import dataclass
 
 import pyparsing as pp
 
-__all__ = ["AGENTS", "ENTITY_SUFFIXES", "ROLES", "ParsedQuestion", "is_topic", "parse_question"]
+__all__ = ["AGENTS", "ENTITY_SUFFIXES", "PRODUCT_HEADS", "ROLES", "ParsedQuestion", "is_topic", "parse_question"]
 
 #: Words that end an organisation's name (``Acme Bank``, ``Zip Inc``).
 ENTITY_SUFFIXES = frozenset(
     ["bank", "inc", "corp", "corporation", "ltd", "llc", "plc", "group", "company", "co", "gmbh", "ag", "sa"]
+)
+#: Head nouns that end a product's name (``Gold Rewards card``, ``Everyday Saver account``).
+PRODUCT_HEADS = frozenset(
+    ["card", "account", "loan", "mortgage", "plan", "program", "programme", "subscription", "agreement",
+     "contract", "policy", "package", "bundle", "certificate", "deposit", "line", "membership", "pass"]
 )
 #: Roles asked about (``Who is the founder of Acme Bank?``): the subject is then a person.
 ROLES = frozenset(
@@ -244,6 +253,23 @@ def parse_question(question: str) -> ParsedQuestion | None:
     return None
 
 
+def _split_name_attr(words: list[str]) -> tuple[str, str] | None:
+    """``Gold Rewards Card annual fee`` → (``Gold Rewards Card``, ``annual fee``): the leading run
+    of capitalised words (acronyms aside), else the words up to the last product head noun that is
+    not the last word; None when neither splits the words in two."""
+    i = 0
+    while i < len(words) and ((_is_cap(words[i]) and not _is_acronym(words[i])) or words[i].startswith("(")):
+        i += 1
+    if 0 < i < len(words):
+        return " ".join(words[:i]), " ".join(words[i:])
+    for j in range(len(words) - 2, -1, -1):
+        if _depluralise(words[j].lower()) in PRODUCT_HEADS:
+            k = j + 1 + (words[j + 1].startswith("(") if j + 1 < len(words) else 0)
+            if k < len(words):
+                return " ".join(words[:k]), " ".join(words[k:])
+    return None
+
+
 def _build(form: str, res: pp.ParseResults) -> ParsedQuestion | None:
     if form in ("attribute-of", "possessive"):
         got = _np(res)
@@ -251,6 +277,11 @@ def _build(form: str, res: pp.ParseResults) -> ParsedQuestion | None:
             return None
         name, parent = got
         attr = _join(res["attr"])
+        if form == "possessive" and parent is None:
+            # "Brightwater Bank's Gold Rewards Card annual fee": the possessor owns the product
+            split = _split_name_attr([str(t) for t in res["attr"]])
+            if split and _depluralise(name.split()[-1].lower()) not in PRODUCT_HEADS:
+                parent, (name, attr) = name, split
         role = _role_of(name)
         return ParsedQuestion(form, name, parent, attr, role, topic=role is None and is_topic(name))
     if form == "role":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from skillrag.evidence.model import EvidenceAnswer
+from skillrag.evidence.verify import FOUND_BY_CODE
 
 __all__ = ["format_answer"]
 
@@ -29,11 +30,15 @@ def format_answer(a: EvidenceAnswer, *, show_record: bool = True) -> str:
     lines.append(f"subject: {subj}" + (f" [{scope}]" if scope else ""))
     if a.note:
         lines.append(f"note: {a.note}")
+    index = a.record.steps[1].detail.get("search_index") if len(a.record.steps) > 1 else None
+    if index:
+        lines.append(f"search index: {index}")
     if a.evidence:
         lines += ["", "Evidence:"]
         for i, u in enumerate(a.evidence):
             where = f"{u.article_id} § {u.section}" if u.section else u.article_id
-            lines.append(f"  [{i}] {where} @{u.start}-{u.end}: \u201c{_cut(u.text)}\u201d")
+            found = " (found by code)" if u.why.startswith(FOUND_BY_CODE) else ""
+            lines.append(f"  [{i}] {where} @{u.start}-{u.end}: \u201c{_cut(u.text)}\u201d{found}")
     if a.conflicts:
         lines += ["", "Conflicts (not arbitrated):"]
         for c in a.conflicts:

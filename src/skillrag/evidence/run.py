@@ -6,12 +6,21 @@ state (``gate.check_candidates``, ``verify.check_evidence``, ``verify.check_clai
 After SUBJECT_NOT_FOUND nothing else runs: no second search, no reformulated query, no relaxed
 name — the function returns.
 
-Before concluding, code makes sure the candidate list is complete: every searched article that
-names the subject is either a candidate or rejected with a reason (articles the reasoner left out
-are bound by code, ``gate.unchecked_articles``), and when more articles name the subject than
-``max_pool`` allows, the answer is not sufficient. When the sources disagree, the conclusion is the
-code-built list of the disagreeing values: a model's conclusion, which might pick one of them, is
-not passed through (it is noted in the run record).
+Before the gate, code binds the subject class to the sources' names (``gate.resolve_subject``:
+the sources' casing for a lower-case name, and a parent entity written without its suffix only
+when it names one organisation). Before concluding, code makes sure the candidate list is
+complete: every searched article that names the subject is either a candidate or rejected with a
+reason (articles the reasoner left out are bound by code, ``gate.unchecked_articles``), and when
+more articles name the subject than ``max_pool`` allows, the answer is not sufficient.
+
+Code, not the reasoner, also finds every span of the candidates' articles that states a value of
+the asked attribute (``verify.value_spans``: sentences, list items, table rows); those the
+reasoner left out are verified like its own and added to the evidence (``why`` starts with
+``found by code``), so a conflict is found whatever a model chose to cite. ``sufficient`` needs
+a verified span that gives a value of the asked attribute (``confidence``). When the sources
+disagree, or no span states a value, the conclusion is the code-built one: a model's conclusion,
+which might pick one value or answer from the attribute's name alone, is not passed through (it
+is noted in the run record).
 """
 
 from __future__ import annotations
@@ -29,7 +38,13 @@ from skillrag.corpus.model import Article
 from skillrag.errors import EmptyInputError, IllegalTransition, UserError
 from skillrag.evidence.confidence import assess
 from skillrag.evidence.extractive import FALLBACK_NOTE, ExtractiveReasoner
-from skillrag.evidence.gate import check_candidates, extend_to_mentions, split_by_parent, unchecked_articles
+from skillrag.evidence.gate import (
+    check_candidates,
+    extend_to_mentions,
+    resolve_subject,
+    split_by_parent,
+    unchecked_articles,
+)
 from skillrag.evidence.machine import State, StateMachine
 from skillrag.evidence.model import (
     Candidate,
@@ -54,10 +69,19 @@ from skillrag.evidence.text import (
     stem_terms,
     stem_word,
 )
-from skillrag.evidence.verify import check_claim_proposals, check_evidence, claims_from_units, find_conflicts
-from skillrag.skill.contract import ContractLimits, validate_output
+from skillrag.evidence.verify import (
+    answering_claims,
+    check_claim_proposals,
+    check_evidence,
+    claims_from_units,
+    find_conflicts,
+    sibling_names,
+    value_spans,
+)
+from skillrag.skill.contract import ContractLimits, normalize, validate_output
 
 __all__ = [
+    "NO_INDEX_NOTE",
     "ArticleSource",
     "EvidenceSettings",
     "SearchTool",
@@ -67,6 +91,10 @@ __all__ = [
     "contract_output",
     "save_answer",
 ]
+
+
+#: What the gate step records when ``ask`` ran without the search index (``use_index=False``).
+NO_INDEX_NOTE = "not used (--no-index): candidates come from the exact-name scan of the skill's articles"
 
 
 class ArticleSource(Protocol):
@@ -189,12 +217,17 @@ def _default_conclusion(
     units: Sequence[EvidenceUnit],
     claims: Sequence[Claim],
     conflicts: Sequence[Any],
+    ambiguous: Sequence[str] = (),
 ) -> ConclusionProposal:
     names = " / ".join(c.label for c in candidates)
     what = f"the {subject.attribute} of {names}" if subject.attribute else names
     actions: list[str] = []
     if len(candidates) > 1:
         actions.append(f"Ask which subject is meant: {', '.join(repr(c.label) for c in candidates)}.")
+    if len(ambiguous) > 1:
+        actions.append(
+            f"Ask which organisation {subject.parent_entity!r} means: {', '.join(repr(o) for o in ambiguous)}."
+        )
     if not units:
         return ConclusionProposal(
             conclusion=f"No verified evidence states {what}; the candidate articles do not answer the question.",
@@ -218,12 +251,7 @@ def _default_conclusion(
                 "Check the documents' dates or versions before relying on either value.",
             ],
         )
-    attr = stem_terms(subject.attribute)
-    relevant = [
-        c
-        for c in claims
-        if not attr or attr <= stem_terms(c.attribute) | stem_terms(units[c.evidence_index].section)
-    ]
+    relevant = answering_claims(subject, claims, units) if subject.attribute else list(claims)
     srcs = sorted({u.article_id for u in units})
     if relevant:
         facts: dict[tuple[str, str], list[str]] = {}
@@ -236,6 +264,14 @@ def _default_conclusion(
         else:
             listed = "; ".join(f"{a}: {v} ({', '.join(sorted(set(ids)))})" for (a, v), ids in facts.items())
             text = f"The sources state these values for {what}, each for its own item: {listed}."
+    elif subject.attribute:
+        u = units[0]
+        return ConclusionProposal(
+            conclusion=f"No verified span states a value of {what}; the closest evidence is "
+            f"\u201c{u.text}\u201d ({u.article_id}), which does not give one.",
+            answered=False,
+            suggested_next_actions=actions + [f"Find or request a document that states {what}."],
+        )
     else:
         u = units[0]
         text = f"Evidence on {what}: \u201c{u.text}\u201d ({u.article_id})."
@@ -244,6 +280,35 @@ def _default_conclusion(
             "Only one article supports this; confirm it with a second source if the decision is critical."
         )
     return ConclusionProposal(conclusion=text, answered=True, suggested_next_actions=actions)
+
+
+def _add_found(
+    subject: SubjectClass,
+    units: list[EvidenceUnit],
+    found: Sequence[EvidenceUnit],
+    articles: dict[str, Article],
+    limit: int,
+) -> tuple[int, int]:
+    """Append to ``units`` each code-found unit that no unit overlapping it already backs with the
+    same values; at most ``limit`` units in all. Returns ``(added, left out over the limit)``."""
+
+    def values(u: EvidenceUnit) -> set[str]:
+        return {c.normalized for c in answering_claims(subject, claims_from_units(subject, [u], articles), [u])}
+
+    added = over = 0
+    for cu in found:
+        want = values(cu)
+        if any(
+            u.article_id == cu.article_id and u.start < cu.end and cu.start < u.end and want <= values(u)
+            for u in units
+        ):
+            continue
+        if len(units) >= limit:
+            over += 1
+            continue
+        units.append(cu)
+        added += 1
+    return added, over
 
 
 class _Timer:
@@ -290,6 +355,9 @@ def answer_question(
     problems = check_subject(question, subject)
     if problems:
         raise UserError(f"could not take a subject from the question: {problems[0]}")
+    resolution = resolve_subject(subject, source)
+    subject = resolution.subject
+    ambiguous = resolution.parent_matches if len(resolution.parent_matches) > 1 else ()
     sm.advance(
         State.SUBJECT_CLASS_IDENTIFIED,
         f"{subject.type} {subject.name!r}"
@@ -303,6 +371,8 @@ def answer_question(
                 "name": subject.name,
                 "parent_entity": subject.parent_entity,
                 "attribute": subject.attribute,
+                **({"name_as_written": resolution.name_as_written} if resolution.name_as_written else {}),
+                **({"parent_as_written": resolution.parent_as_written} if resolution.parent_as_written else {}),
             },
         )
     )
@@ -343,6 +413,7 @@ def answer_question(
                 "rejected": len(rejected),
                 "articles_naming_subject": n_naming,
                 "complete": complete,
+                **({"parent_matches": "; ".join(resolution.parent_matches)} if resolution.parent_matches else {}),
             },
         )
     )
@@ -404,23 +475,53 @@ def answer_question(
 
     # 4. verification of every unit's subject
     sm.require(State.EVIDENCE_RETRIEVAL, "evidence verification")
+    # sibling products are named anywhere in the scope ("Saver Plus Account" has its own article)
+    siblings = sibling_names(subject, names, subject.parent_entity, source) if subject.attribute else []
     units, dropped = check_evidence(
-        subject, candidates, ev_props, chosen, min_chars=settings.min_chars, max_units=settings.max_units
+        subject,
+        candidates,
+        ev_props,
+        chosen,
+        min_chars=settings.min_chars,
+        max_units=settings.max_units,
+        siblings=siblings,
     )
-    claims = claims_from_units(subject, units)
+    # every span of the candidates' articles that states a value of the attribute, found by code
+    held = [by_id[a] for a in allowed if a in by_id]
+    found = value_spans(subject, candidates, held)
+    code_units, code_dropped = check_evidence(
+        subject,
+        candidates,
+        found,
+        held,
+        min_chars=settings.min_chars,
+        max_units=max(len(found), 1),
+        siblings=siblings,
+    )
+    n_found, n_over = _add_found(subject, units, code_units, by_id, settings.max_units)
+    seen_dropped = {(d.article_id, normalize(d.text)) for d in dropped}
+    dropped += [d for d in code_dropped if (d.article_id, normalize(d.text)) not in seen_dropped]
+    claims = claims_from_units(subject, units, by_id)
     sm.advance(State.EVIDENCE_VERIFIED, f"{len(units)} unit(s) verified, {len(dropped)} dropped")
     steps.append(
         StepLog(
             state=State.EVIDENCE_VERIFIED,
             ms=timer.ms(),
-            detail={"units": len(units), "dropped": len(dropped), "claims": len(claims)},
+            articles=[a.id for a in held],
+            detail={
+                "units": len(units),
+                "dropped": len(dropped),
+                "claims": len(claims),
+                "found_by_code": n_found,
+                "over_limit": n_over,
+            },
         )
     )
 
     # 5. conclusion
     sm.require(State.EVIDENCE_VERIFIED, "conclusion")
     conflicts = find_conflicts(claims)
-    default = _default_conclusion(subject, candidates, units, claims, conflicts)
+    default = _default_conclusion(subject, candidates, units, claims, conflicts, ambiguous)
     judged = reasoner.conclude(question, subject, units, default) if units else default
     refused: list[str] = []
     if judged is not default:
@@ -428,19 +529,24 @@ def answer_question(
         keys = {(c.evidence_index, c.normalized) for c in claims}
         claims += [c for c in extra if (c.evidence_index, c.normalized) not in keys]
         conflicts = find_conflicts(claims)
-    withheld = bool(conflicts) and judged is not default
-    if conflicts:
-        # conflicts are listed, never arbitrated: the code-built conclusion lists every value
-        default = _default_conclusion(subject, candidates, units, claims, conflicts)
+    no_value = bool(units) and bool(subject.attribute) and not answering_claims(subject, claims, units)
+    withheld = (bool(conflicts) or no_value) and judged is not default
+    if conflicts or no_value:
+        # conflicts are listed, never arbitrated, and the attribute's name alone answers nothing:
+        # the code-built conclusion says so, whatever the model concluded
+        default = _default_conclusion(subject, candidates, units, claims, conflicts, ambiguous)
     a = assess(
         subject,
         len(candidates),
         units,
         conflicts,
         dropped,
-        answered=judged.answered,
+        answered=judged.answered if judged is not default else True,
         min_confidence=settings.min_confidence,
         complete=complete,
+        claims=claims,
+        ambiguous=ambiguous,
+        evidence_complete=n_over == 0,
     )
     actions = list(dict.fromkeys([*judged.suggested_next_actions, *default.suggested_next_actions]))
     if a.risk_signal == "subject_mismatch":
@@ -450,8 +556,13 @@ def answer_question(
             f"Narrow the question: {n_naming} articles name {subject.name!r}, more than the "
             f"{settings.max_pool} examined."
         )
-    conclusion = default.conclusion if conflicts else judged.conclusion
-    contract = _contract(question, conclusion, units, chosen, limits) if units else None
+    if n_over:
+        actions.append(
+            f"Narrow the question: {n_over} more span(s) state the {subject.attribute} than the "
+            f"{settings.max_units} evidence units kept."
+        )
+    conclusion = default.conclusion if conflicts or no_value else judged.conclusion
+    contract = _contract(question, conclusion, units, list(by_id.values()), limits) if units else None
     sufficient, confidence, reason = a.sufficient, a.confidence, a.reason
     if contract is not None and not contract.accepted:
         sufficient, confidence, reason = False, "low", "the evidence contract rejected the evidence"
@@ -533,15 +644,21 @@ def ask(
     ``allowed_sources`` and the contract limits; its SKILL.md is the model's operating manual).
 
     ``harness="llm"`` needs ``model`` (an id such as ``openai:gpt-4.1`` or a pydantic-ai ``Model``);
-    ``"extractive"`` needs none. With ``use_index`` the search index is used when it exists and is
-    current; a missing index leaves discovery to the exact-name scan (noted in the run record).
-    ``retriever`` replaces the workspace's search tool (any object with ``search(query, k)``).
-    Raises ``SkillNotFound``, ``UserError`` (llm without a model), ``ModelError``.
+    ``"extractive"`` needs none. With ``use_index`` (the default) the skill's search index must
+    exist and be current: a missing, damaged or stale one raises ``IndexStateError`` (the usual one
+    line, naming ``skillrag index`` and ``--no-index``), never a silent switch to another method.
+    ``use_index=False`` (CLI ``--no-index``) answers from the exact-name scan of the skill's
+    articles alone, and the answer says so (``NO_INDEX_NOTE`` in the gate step's
+    ``search_index``). ``retriever`` replaces the workspace's search tool (any object with
+    ``search(query, k)``). Raises ``SkillNotFound``, ``UserError`` (llm without a model),
+    ``EmptyInputError`` (no articles), ``IndexStateError``, ``ModelError``.
     """
     from skillrag.corpus import ArticleStore, SourceScope
     from skillrag.errors import IndexStateError
     from skillrag.skill.registry import SkillRegistry
 
+    if not question or not question.strip():
+        raise EmptyInputError("the question is empty")
     sk = SkillRegistry(ws).get(skill)
     settings = EvidenceSettings(
         k=sk.config.k, max_units=sk.config.max_snippets, min_chars=sk.config.min_snippet_chars
@@ -562,16 +679,18 @@ def ask(
         reasoner = ExtractiveReasoner()
     else:
         raise UserError(f"unknown harness {harness!r} (extractive, llm)")
+    store = ArticleStore(ws)
+    if store.count() == 0:
+        raise EmptyInputError(f"the workspace {ws.root} holds no articles: run `skillrag ingest` first")
     if retriever is None and use_index:
         from skillrag.search import open_retriever
 
         try:
             retriever = open_retriever(ws, backend=sk.config.backend, mode=sk.config.mode)
-        except IndexStateError:
-            retriever = None
-    store = ArticleStore(ws)
-    if store.count() == 0:
-        raise EmptyInputError(f"the workspace {ws.root} holds no articles: run `skillrag ingest` first")
+        except IndexStateError as exc:
+            raise IndexStateError(
+                f"{exc}; or answer without the search index: `skillrag ask --no-index`"
+            ) from None
     # the skill's scope, as for every other reader: its allowed_sources and its own reference notes
     scoped = store.scoped(SourceScope.of(sk.name, sk.config.allowed_sources or None))
     source: ArticleSource | list[Article] = scoped
@@ -585,8 +704,8 @@ def ask(
         settings=settings,
         limits=sk.config.limits(),
     )
-    if retriever is None and answer.record.steps:
-        answer.record.steps[1].detail["search_index"] = "not used (missing or stale); exact-name scan only"
+    if retriever is None and len(answer.record.steps) > 1:
+        answer.record.steps[1].detail["search_index"] = NO_INDEX_NOTE
     return answer
 
 
