@@ -45,7 +45,14 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai.exceptions import UsageLimitExceeded
 
-from skillrag.errors import BackendError, BudgetExceeded, ControlFlowError, SkillragError, UserError
+from skillrag.errors import (
+    BackendError,
+    BudgetExceeded,
+    ConfigError,
+    ControlFlowError,
+    SkillragError,
+    UserError,
+)
 from skillrag.models import model_errors
 from skillrag.service._prompts import load_prompt
 from skillrag.service._text import best_passages, key_terms, stems
@@ -335,16 +342,15 @@ class ChatEngine:
         self.fetcher = fetcher
         self.default_model = model
         self._resolve = resolve_model
-        self.plain = SkillView(
-            name="",
-            k=search_k,
-            backend=search_backend,
-            mode=search_mode,
-            policy=SourcePolicy(
+        try:
+            plain_policy = SourcePolicy(
                 web_mode="always" if self.settings.web_allowlist else "off",
+                allow_private=self.settings.web_allow_private,
                 web_allowlist=list(self.settings.web_allowlist),
-            ),
-        )
+            )
+        except ConfigError as exc:
+            raise ConfigError(f"service.{exc}") from None  # "service.web_allowlist: ..."
+        self.plain = SkillView(name="", k=search_k, backend=search_backend, mode=search_mode, policy=plain_policy)
 
     # --- request validation (errors here become HTTP 400 before any streaming) -------------
     def prepare(self, request: ChatRequest) -> PreparedChat:
