@@ -441,7 +441,8 @@ def workspace_app(workspace: Any, *, token: str | None = None, web_client: Any |
     if s.web_search_url:
         provider = SearxngProvider(s.web_search_url, timeout_s=s.web_timeout_s)
         fetcher = WebFetcher(web_client, max_redirects=s.web_max_redirects, max_bytes=s.web_max_bytes,
-                             timeout_s=s.web_timeout_s, deadline_s=s.web_fetch_deadline_s)
+                             timeout_s=s.web_timeout_s, deadline_s=s.web_fetch_deadline_s,
+                             allow_private=s.web_allow_private)
 
     def validate(case: dict[str, Any]) -> Any:
         from pydantic import ValidationError

@@ -172,7 +172,8 @@ class WebKept(BaseModel):
 
 class WebDropped(BaseModel):
     url: str
-    stage: Literal["result", "redirect", "final", "fetch"]
+    stage: Literal["result", "redirect", "final", "address", "fetch"] = Field(
+        description="The check that dropped it: `address` = the host resolved to a private address.")
     reason: str
 
 
