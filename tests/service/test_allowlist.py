@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from skillrag.errors import ConfigError
-from skillrag.service.allowlist import HostAllowlist, normalize_host
+from skillrag.service.allowlist import HostAllowlist, address_refusal, connect_host, normalize_host
 
 ALLOW = HostAllowlist(["example.com", "Docs.Bank.test."])
 
@@ -108,3 +108,53 @@ def test_normalize_host_is_what_httpx_sends(host):
                                  "http://[::1/", "http://exa mple.com/"])
 def test_urls_httpx_cannot_connect_to_are_not_allowed(url):
     assert not HostAllowlist(["example.com"]).allows_url(url)
+
+
+# regression (issue 21, class 4): a skill could allowlist localhost, 127.0.0.1 or 0.0.0.0 (and any private
+# literal), and the web fallback then read the service's own machine
+@pytest.mark.parametrize(
+    ("entry", "what"),
+    [("localhost", "loopback"), ("LocalHost.", "loopback"), ("api.localhost", "loopback"),
+     ("127.0.0.1", "loopback"), ("0.0.0.0", "unspecified"), ("[::1]", "loopback"), ("10.1.2.3", "private"),
+     ("192.168.0.1", "private"), ("169.254.169.254", "link-local"), ("[fe80::1]", "link-local"),
+     ("[::ffff:127.0.0.1]", "loopback"), ("2130706433", "loopback"), ("127.1", "loopback"),
+     ("100.64.0.1", "non-public")],
+)
+def test_private_entries_are_refused_unless_allowed(entry, what):
+    with pytest.raises(ConfigError, match=rf"not a public address \({what}\).*service.web_allow_private"):
+        HostAllowlist([entry])
+    assert HostAllowlist([entry], allow_private=True).hosts
+
+
+def test_address_refusal_is_one_rule():
+    assert address_refusal("93.184.216.34") is None and address_refusal("2606:4700::1111") is None
+    assert [address_refusal(a) for a in ("127.0.0.2", "::", "224.0.0.1", "172.16.0.1", "::ffff:10.0.0.1")] == [
+        "loopback", "unspecified", "multicast", "private", "private"]
+
+
+# regression (issue 21, class 5): an IPv6 literal could not be allowlisted at all
+def test_a_bracketed_ipv6_literal_can_be_allowlisted():
+    allow = HostAllowlist(["[2606:4700:4700::1111]", "203.0.113.0"], allow_private=True)
+    assert allow.hosts == ("[2606:4700:4700::1111]", "203.0.113.0")
+    assert allow.allows_url("https://[2606:4700:4700::1111]:8443/x")
+    assert allow.allows_url("http://203.0.113.0/")
+    # an address entry matches only itself: no "subdomains" of an address
+    assert not allow.allows_url("http://x.203.0.113.0/")
+    assert HostAllowlist(allow.hosts, allow_private=True).hosts == allow.hosts  # stable round trip
+    with pytest.raises(ConfigError, match=r"in brackets, like '\[2606:4700::1\]'"):
+        HostAllowlist(["2606:4700::1"])
+    with pytest.raises(ConfigError, match="only an IPv6 address goes in brackets"):
+        HostAllowlist(["[1.2.3.4]"])
+
+
+@pytest.mark.parametrize(("entry", "says"), [("https://example.com/x", "is a URL"), ("example.com:80", "no port")])
+def test_bad_entries_say_what_to_write(entry, says):
+    with pytest.raises(ConfigError, match=says):
+        HostAllowlist([entry])
+
+
+def test_names_the_resolver_reads_as_addresses_are_those_addresses():
+    import httpx
+
+    assert {connect_host(httpx.URL(f"http://{h}/")) for h in ("2130706433", "127.1", "0x7f.0.0.1")} == {"127.0.0.1"}
+    assert connect_host(httpx.URL("http://add.be/")) == "add.be"

@@ -379,3 +379,68 @@ def test_a_failing_search_endpoint_leaves_the_knowledge_base_answer(make_app, th
     assert w["status"] == "failed" and "connection refused" in w["error"]
     done = first(ev, "done")
     assert done["status"] == "ok" and done["citations"] and done["turn"] == 1
+
+
+# regression (issue 21, class 5): an answer whose only quote was rejected streamed with status ok, as if backed
+def test_an_answer_with_no_verified_citation_is_flagged_unsupported(make_app, threads):
+    model = ScriptedModel([
+        call("search_articles", query="card fee"),
+        call("read_article", article_id="card_fees"),
+        _answer("Premium accounts pay a fifty dollar fee.", [
+            {"source": "card_fees", "snippet": "Premium accounts pay a fifty dollar fee."}]),  # not in the article
+    ])
+    with serve_app(make_app(model=model)) as url, httpx.Client(base_url=url) as c:
+        ev = events_of(c.post("/chat", json={"question": "/cards premium card fee?", "thread_id": "u1"}))
+    done = first(ev, "done")
+    assert done["status"] == "unsupported" and done["unsupported"] is True
+    assert done["citations"] == [] and [r["reason"] for r in done["rejected"]] == ["not a verbatim quote"]
+    text = "".join(d["delta"] for n, d in ev if n == "text")
+    assert text.startswith("Premium accounts pay a fifty dollar fee.")
+    assert "Unsupported: no source read in this turn backs this answer" in text and "was rejected" in text
+    assert "Unsupported" in threads.history("u1::cards")[0].answer  # the stored turn carries the flag too
+
+
+def test_a_backed_answer_is_not_flagged(make_app):
+    model = ScriptedModel([
+        call("read_article", article_id="card_fees"),
+        _answer("Premium accounts pay no fee.", [{"source": "card_fees", "snippet": "Premium accounts pay no fee."}]),
+    ])
+    with serve_app(make_app(model=model)) as url, httpx.Client(base_url=url) as c:
+        ev = events_of(c.post("/chat", json={"question": "/cards premium card fee?", "thread_id": "u2"}))
+    done = first(ev, "done")
+    assert done["status"] == "ok" and done["unsupported"] is False and len(done["citations"]) == 1
+
+
+class CountingModel(ScriptedModel):
+    """A ``ScriptedModel`` that adds up the tokens of the responses it gave (the usage pydantic-ai reports)."""
+
+    tokens = 0
+
+    async def request(self, *args, **kwargs):
+        resp = await super().request(*args, **kwargs)
+        self.tokens += resp.usage.total_tokens
+        return resp
+
+
+# regression (issue 21, class 5): usage.tokens was 0 when a cap stopped the turn, whatever the model had used
+def test_usage_counts_the_tokens_of_a_turn_a_cap_stopped(make_app):
+    model = CountingModel([call("search_articles", query=f"card {i}") for i in range(5)])
+    app = make_app(model=model, settings=ServiceSettings(max_retrieval_rounds=2, max_tool_calls=10))
+    with serve_app(app) as url, httpx.Client(base_url=url) as c:
+        ev = events_of(c.post("/chat", json={"question": "card?", "thread_id": "t1", "skill": "cards"}))
+    done = first(ev, "done")
+    assert done["status"] == "budget_exceeded" and "retrieval cap" in first(ev, "error")["message"]
+    assert model.tokens > 0 and done["usage"]["tokens"] == model.tokens
+
+
+def test_usage_counts_the_tokens_of_a_turn_the_token_cap_stopped(make_app):
+    import re
+
+    model = CountingModel([call("search_articles", query="card")] * 3)
+    app = make_app(model=model, settings=ServiceSettings(max_tokens=5))
+    with serve_app(app) as url, httpx.Client(base_url=url) as c:
+        ev = events_of(c.post("/chat", json={"question": "card?", "thread_id": "t2", "skill": "cards"}))
+    done, error = first(ev, "done"), first(ev, "error")
+    assert done["status"] == "budget_exceeded"
+    used = int(re.search(r"total_tokens=(\d+)", error["message"]).group(1))
+    assert done["usage"]["tokens"] == used == model.tokens > 5

@@ -331,3 +331,49 @@ def test_sessions_expire_and_are_capped():
     assert store.get(b) is not None  # not yet expired
     now[0] += 0.02
     assert store.get(b) is None and store.get(None) is None and store.get("") is None
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+# regression (issue 21, class 5): token sign-in had no throttle: any number of guesses, as fast as the server answers
+async def test_wrong_tokens_are_throttled_per_client(tmp_path):
+    from fastapi import FastAPI
+
+    from skillrag.service.review import LoginThrottle, review_router
+
+    clock = FakeClock()
+    app = FastAPI()
+    app.include_router(review_router(Workspace.init(tmp_path / "ws"), token=TOKEN,
+                                     throttle=LoginThrottle(max_failures=3, window_s=60, clock=clock)))
+
+    def client(address: str) -> httpx.AsyncClient:
+        return httpx.AsyncClient(transport=httpx.ASGITransport(app, client=(address, 40000)),
+                                 base_url="http://review.test", headers={"Origin": "http://review.test"})
+
+    async def attempt(c: httpx.AsyncClient, token: str) -> httpx.Response:
+        return await c.post("/review/-/login", data={"reviewer": "Dana", "token": token, "next": "/review"})
+
+    async with client("10.0.0.1") as a, client("10.0.0.2") as b:
+        assert [(await attempt(a, f"guess-{i}")).status_code for i in range(3)] == [401, 401, 401]
+        clock.now += 10
+        locked = await attempt(a, TOKEN)  # even the right token: it is not compared while locked out
+        assert locked.status_code == 429 and "set-cookie" not in locked.headers
+        assert locked.headers["retry-after"] == "50" and "try again in 50 s" in locked.text
+        assert (await attempt(b, TOKEN)).status_code == 303  # another client is not affected
+        clock.now += 50  # the first failure is now 60 s old
+        assert (await attempt(a, TOKEN)).status_code == 303
+        # a right token cleared the count: three more guesses are needed to lock it again
+        assert [(await attempt(a, "x")).status_code for _ in range(4)] == [401, 401, 401, 429]
+
+
+def test_the_served_review_pages_are_throttled(ws):
+    with site(ws) as c:
+        codes = [c.post("/review/-/login", data={"reviewer": "Dana", "token": "nope", "next": "/review"}).status_code
+                 for _ in range(6)]
+    assert codes == [401] * 5 + [429]

@@ -131,3 +131,42 @@ def test_web_policy_declared_in_skill_yaml_wins_over_workspace_setting(tmp_path)
         fh.write("web_mode: sometimes\n")
     with pytest.raises(ConfigError, match="web_mode"):
         load_skill(folder)
+
+
+# regression (issue 21, class 5): one skill with a bad web_allowlist entry stopped `serve` with
+# "error: web_allowlist: '::1' must be a bare host name", naming neither the skill nor the file
+@pytest.mark.parametrize(("entry", "says"), [("::1", "in brackets"), ("https://docs.example.com/x", "is a URL"),
+                                             ("localhost", "service.web_allow_private")])
+def test_a_bad_allowlist_entry_names_the_skill_and_its_file(tmp_path, entry, says):
+    from skillrag.service.skills import RegistryCatalog
+    from skillrag.workspace import Workspace
+
+    ws = Workspace.init(tmp_path / "ws")
+    folder = ws.skills_dir / "web-notes"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: web-notes\ndescription: Use when testing.\n---\nbody\n")
+    (folder / "skill.yaml").write_text(f"web_mode: fallback\nweb_allowlist: ['{entry}']\n")
+    with pytest.raises(ConfigError) as err:
+        RegistryCatalog(Workspace.open(ws.root))
+    msg = str(err.value)
+    assert msg.startswith(f"skill web-notes ({folder / 'skill.yaml'}): web_allowlist: ")
+    assert says in msg and "\n" not in msg
+
+
+def test_an_allowlist_from_the_workspace_config_names_that_file(tmp_path):
+    from skillrag.service.skills import RegistryCatalog
+    from skillrag.skill import install_builtin_skills
+    from skillrag.workspace import Workspace, WorkspaceConfig
+    from skillrag.workspace.config import dump_config
+
+    cfg = WorkspaceConfig.model_validate(
+        {"service": {"skill_web": {"cs-guidance": {"web_mode": "always", "web_allowlist": ["127.0.0.1"]}}}})
+    ws = Workspace.init(tmp_path / "ws", config=cfg)
+    install_builtin_skills(ws)
+    with pytest.raises(ConfigError, match=r"^skill cs-guidance \(.*skillrag\.yaml: service\.skill_web\.cs-guidance\)"
+                                          r": web_allowlist: '127\.0\.0\.1' is not a public address \(loopback\)"):
+        RegistryCatalog(Workspace.open(ws.root))
+    cfg.service.web_allow_private = True
+    ws.config_path.write_text(dump_config(cfg))
+    view = RegistryCatalog(Workspace.open(ws.root)).get("cs-guidance")
+    assert view.policy.web_allowlist == ["127.0.0.1"] and view.policy.allowlist().allow_private

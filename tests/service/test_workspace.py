@@ -124,6 +124,18 @@ def test_serve_errors_are_one_line(tmp_path, capsys):
     assert main(["serve", "-w", str(tmp_path), "--port", "0"]) == 2
 
 
+# regression (issue 21, class 5): a bad web_allowlist entry stopped `serve` naming neither skill nor file
+def test_serve_names_the_skill_and_file_of_a_bad_allowlist_entry(tmp_path, capsys):
+    ws = Workspace.init(tmp_path / "ws")
+    folder = ws.skills_dir / "web-notes"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: web-notes\ndescription: Use when testing.\n---\nbody\n")
+    (folder / "skill.yaml").write_text("web_mode: fallback\nweb_allowlist: ['::1']\n")
+    assert main(["serve", "-w", str(ws.root), "--check"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: skill web-notes ({folder / 'skill.yaml'}): web_allowlist:")
+
+
 def test_configured_web_search_end_to_end_without_test_transport(tmp_path):
     """`service.web_search_url` wires the shipped SearXNG provider and fetcher. Everything is real:
     127.0.0.1 is the allowlisted host; `localhost` (same machine, different host name) is off the list,
@@ -146,7 +158,7 @@ def test_configured_web_search_end_to_end_without_test_transport(tmp_path):
         })
         cfg = WorkspaceConfig.model_validate({
             "search": {"backend": "direct", "mode": "bm25", "embedder": "hash"},
-            "service": {"web_search_url": f"{base}/search", "web_fetch_deadline_s": 1,
+            "service": {"web_search_url": f"{base}/search", "web_fetch_deadline_s": 1, "web_allow_private": True,
                         "skill_web": {"policies-only": {"web_mode": "fallback", "web_allowlist": ["127.0.0.1"]}}},
         })
         ws = Workspace.init(tmp_path / "ws", config=cfg)

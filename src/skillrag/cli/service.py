@@ -42,7 +42,8 @@ def serve(
     if token is not None and not token.strip():
         raise UserError("--token must not be empty")
     if bind not in ("127.0.0.1", "localhost", "::1") and token is None:
-        err_console.print(f"[yellow]warning:[/] serving on {bind} without --token: anyone who can reach it may use it")
+        err_console.print(f"[yellow]warning:[/] serving on {bind} without --token: anyone who can reach it may use "
+                          "it (only loopback Host names and service.allowed_hosts are answered)")
     app = workspace_app(ws, token=token)
     catalog = app.state.engine.catalog
     mode = f"model {ws.config.models.default}" if ws.config.models.default else "extractive (no model configured)"

