@@ -50,8 +50,8 @@ import frontmatter
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from skillrag.corpus.model import ID_PATTERN
 from skillrag.errors import InvalidIdError, WorkspaceError
+from skillrag.workspace.ids import ID_RULES, check_id, is_id
 
 __all__ = [
     "LINK_RE",
@@ -68,8 +68,9 @@ __all__ = [
     "slugify",
 ]
 
-#: Page ids: lower-case letters, digits and single dashes (also the file name, ``<id>.md``).
-PAGE_ID_PATTERN = re.compile(r"^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,119}$")
+#: Page ids: lower-case letters, digits and single dashes (also the file name, ``<id>.md``); the
+#: ``page`` rule of ``skillrag.workspace.ids`` (anchored with ``\A…\Z``: no trailing newline).
+PAGE_ID_PATTERN: re.Pattern[str] = ID_RULES["page"].regex
 
 
 class LinkType(StrEnum):
@@ -97,10 +98,8 @@ LINK_RE = re.compile(r"\[(" + "|".join(LINK_TYPES) + r"):\s*([A-Za-z0-9][A-Za-z0
 
 
 def check_page_id(value: str) -> str:
-    """Return ``value`` if it is a valid page id, else raise ``InvalidIdError``."""
-    if not isinstance(value, str) or not PAGE_ID_PATTERN.match(value):
-        raise InvalidIdError(f"{value!r} is not a valid page id (lower-case letters, digits, single dashes)")
-    return value
+    """Return ``value`` if it is a valid page id (``workspace.ids``' ``page`` rule), else raise ``InvalidIdError``."""
+    return check_id(value, "page")
 
 
 def slugify(text: str, max_len: int = 80) -> str:
@@ -125,7 +124,7 @@ class Link(BaseModel):
     @field_validator("article_id")
     @classmethod
     def _id(cls, v: str) -> str:
-        if not ID_PATTERN.match(v) or ".." in v:
+        if not is_id(v, "article"):
             raise ValueError(f"{v!r} is not a valid article id")
         return v
 
@@ -166,7 +165,7 @@ class SourceRef(BaseModel):
     @field_validator("id")
     @classmethod
     def _id(cls, v: str) -> str:
-        if not ID_PATTERN.match(v) or ".." in v:
+        if not is_id(v, "article"):
             raise ValueError(f"{v!r} is not a valid article id")
         return v
 
