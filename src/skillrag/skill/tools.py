@@ -64,6 +64,8 @@ T = TypeVar("T")
 LOG_STRING_CHARS = 200
 #: Most list items or mapping keys kept in a logged argument.
 LOG_ITEMS = 20
+#: Longest error message kept whole in a logged call (a contract rejection lists every reason).
+LOG_ERROR_CHARS = 1000
 
 
 class Retriever(Protocol):
@@ -73,13 +75,17 @@ class Retriever(Protocol):
     def search(self, query: str, k: int = 10, filters: Any = None) -> list[Any]: ...
 
 
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} chars)"
+
+
 def summarize_args(value: Any, depth: int = 0) -> Any:
     """``value`` cut to a bounded size for the tool-call log: strings over ``LOG_STRING_CHARS``
     characters are cut and end with ``… (N chars)``; lists keep ``LOG_ITEMS`` items and mappings
     ``LOG_ITEMS`` keys (plus a note of how many were left out); nesting below 3 levels becomes a
     type name."""
     if isinstance(value, str):
-        return value if len(value) <= LOG_STRING_CHARS else f"{value[:LOG_STRING_CHARS]}… ({len(value)} chars)"
+        return _cut(value, LOG_STRING_CHARS)
     if value is None or isinstance(value, bool | int | float):
         return value
     if depth >= 3:
@@ -101,8 +107,9 @@ def summarize_args(value: Any, depth: int = 0) -> Any:
 @dataclass(frozen=True)
 class ToolCall:
     """One tool call: ``tool`` name, its ``args`` (summarised to a bounded size, ``summarize_args``),
-    wall time ``ms`` in milliseconds, ``ok``, the ``error`` message when it failed, and the ``case_id``
-    it was charged to (when known)."""
+    wall time ``ms`` in milliseconds, ``ok``, the ``error`` message when it failed (cut at
+    ``LOG_ERROR_CHARS``), and the ``case_id`` it was charged to (when known; cut as an argument is).
+    Every field is bounded, so one call's log line is too (``SkillTools.log_path``)."""
 
     tool: str
     args: dict[str, Any]
@@ -367,12 +374,18 @@ class SkillTools:
         t0 = time.perf_counter()
         at = datetime.now(UTC).isoformat(timespec="milliseconds")
         logged = summarize_args(args)
+
+        def case_id() -> str | None:
+            c = case()
+            return summarize_args(c) if isinstance(c, str) else None
+
         try:
             result = fn()
         except Exception as exc:
-            self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, False, str(exc), at, case()))
+            self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, False,
+                                  _cut(str(exc), LOG_ERROR_CHARS), at, case_id()))
             raise
-        self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, True, None, at, case()))
+        self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, True, None, at, case_id()))
         return result
 
     def _record(self, call: ToolCall) -> None:
