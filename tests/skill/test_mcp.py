@@ -163,3 +163,29 @@ def test_mcp_budgets_pages_filters_check_and_warnings(wiki_ws, cases_path):
     with contextlib.redirect_stderr(err):
         assert main(["tool", "retrieve", "card", "--case", "case_1", "-w", str(wiki_ws.root)]) == 2
     assert err.getvalue() == f"error: {refusal('query', state)}\n"
+
+
+# regression (issue 21, class 3): MCP `retrieve` took any k (10**9 returned every article with its
+# passages in one query) while the CLI capped it at 200; one cap (workspace.config.MAX_K) now holds on
+# every surface, checked before anything is spent
+def test_k_has_one_cap_on_every_surface(ws, cases_path, capsys):
+    from skillrag.cli.main import main
+    from skillrag.workspace.config import MAX_K
+
+    fake = FakeRetriever(ws)
+    server, tools = build_mcp_server(ws, cases=CaseFile(cases_path), retriever=fake)
+
+    async def session() -> dict:
+        async with Client(server) as client:
+            await client.call_tool("load_case", {"case_id": "case_1"})
+            return {k: await client.call_tool("retrieve", {"query": "card", "k": k}) for k in (10**9, MAX_K + 1, 0)} \
+                | {"ok": await client.call_tool("retrieve", {"query": "card", "k": MAX_K})}
+
+    got = anyio.run(session)
+    for k in (10**9, MAX_K + 1, 0):
+        assert got[k].is_error and f"k must be a whole number from 1 to {MAX_K}, got {k}" in got[k].content[0].text
+    assert not got["ok"].is_error and got["ok"].structured_content["budget"]["queries_used"] == 1
+    assert [q[1] for q in fake.queries] == [MAX_K]  # the refused calls never searched
+    assert tools.budget("case_1").queries == 1  # ... and spent nothing
+    rc = main(["tool", "retrieve", "card", "-k", str(MAX_K + 1), "--case", "case_1", "-w", str(ws.root)])
+    assert rc == 2 and f"{MAX_K}" in capsys.readouterr().err

@@ -37,6 +37,7 @@ from skillrag.skill import (
 from skillrag.skill.contract import ContractLimits
 from skillrag.skill.views import article_json, article_text, case_json, page_json, retrieve_json, save_json
 from skillrag.workspace import Workspace
+from skillrag.workspace.config import MAX_K
 
 SkillOpt = Annotated[str, typer.Option("--skill", "-s", help="Skill name (a folder under skills/).")]
 CasesOpt = Annotated[
@@ -253,7 +254,7 @@ def tool_load_case(
 @tool_app.command("retrieve")
 def tool_retrieve(
     query: Annotated[str | None, typer.Argument(metavar="QUERY", help="What to search for (not with --page).")] = None,
-    k: Annotated[int | None, typer.Option("-k", "-n", min=1, max=200, help="Results (default: the skill's k).")] = None,
+    k: Annotated[int | None, typer.Option("-k", "-n", min=1, max=MAX_K, help="Results (default: the skill's k).")] = None,
     case: CaseOpt = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Only articles with this source tag (repeatable).")]
     = None,

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from skillrag.corpus import SourceScope
 from skillrag.errors import ConfigError, EmptyInputError, SkillNotFound
 from skillrag.service.allowlist import HostAllowlist
+from skillrag.workspace.config import MAX_K
 from skillrag.workspace.ids import is_id
 
 __all__ = ["RegistryCatalog", "SkillCatalog", "SkillView", "SourcePolicy", "parse_slug", "select_skill"]
@@ -56,7 +57,7 @@ class SkillView(BaseModel):
     manual: str = Field("", description="SKILL.md body: the system prompt of a model chat under this skill.")
     backend: Literal["wiki", "direct"] | None = Field(None, description="Search backend; none = workspace default.")
     mode: Literal["hybrid", "bm25", "dense"] | None = Field(None, description="Retrieval mode; none = default.")
-    k: int = Field(8, ge=1, le=200, description="Hits per retrieval, in article ids.")
+    k: int = Field(8, ge=1, le=MAX_K, description="Hits per retrieval, in article ids.")
     max_snippets: int = Field(4, ge=1, le=50, description="Quotes in an extractive answer.")
     min_snippet_chars: int = Field(40, ge=1, description="Shortest quote, in characters.")
     policy: SourcePolicy = Field(default_factory=SourcePolicy)

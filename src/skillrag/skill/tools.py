@@ -41,6 +41,7 @@ from skillrag.skill.contract import locate, validate_output, verify_audit
 from skillrag.skill.gaps import Gap, case_text, evidence_gaps
 from skillrag.skill.registry import Skill
 from skillrag.workspace import Workspace, atomic_write_text
+from skillrag.workspace.config import MAX_K
 
 __all__ = [
     "ArticleView",
@@ -494,9 +495,10 @@ class SkillTools:
         ``k`` defaults to the skill's ``k`` and ``pages`` to its ``pages``; ``filters`` is a
         ``SearchFilters`` or a mapping of its fields (``source_tags``, ``title_prefixes``,
         ``id_prefixes``, ``path_prefixes``), always restricted to the skill's ``allowed_sources``.
-        Spends one query of the case. Raises ``EmptyInputError`` for an empty query,
-        ``IndexStateError`` when there is no index, ``UserError`` for a tag outside the skill's
-        sources, ``BudgetExceeded`` when the query budget is spent."""
+        Spends one query of the case. Raises ``EmptyInputError`` for an empty query, ``UserError`` for a
+        ``k`` outside 1..``MAX_K`` (``workspace.config``: the one cap of every surface) or a tag outside the
+        skill's sources, ``IndexStateError`` when there is no index, ``BudgetExceeded`` when the query
+        budget is spent."""
         kk = k if k is not None else self.skill.config.k
         n_pages = self.skill.config.pages if pages is None else pages
         state_box: dict[str, BudgetState] = {}
@@ -504,6 +506,8 @@ class SkillTools:
         def run() -> RetrieveResult:
             if not isinstance(query, str) or not query.strip():
                 raise EmptyInputError("empty query: give some words to search for")
+            if isinstance(kk, bool) or not isinstance(kk, int) or not 1 <= kk <= MAX_K:
+                raise UserError(f"k must be a whole number from 1 to {MAX_K}, got {summarize_args(kk)!r}")
             flt = self._filters(filters)
             state = self._account(case_id)
             if state is not None:
