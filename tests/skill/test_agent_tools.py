@@ -128,7 +128,7 @@ def test_allowed_sources_intersect_filters(ws, skill, cases_path):
     assert fake.queries[-1][2] == SearchFilters(title_prefixes=["Lost"])
     cfg = skill.config.model_copy(update={"allowed_sources": ["elsewhere"]})
     t = SkillTools(ws, type(skill)(**{**skill.__dict__, "config": cfg}), CaseFile(cases_path), retriever=fake)
-    t.load_case("case_1", new_session=True)
+    t.load_case("case_2")
     assert t.retrieve("card") == [] and t.budget().queries_left == 4  # no article in scope: nothing found
     with pytest.raises(UserError, match="source tag\\(s\\) kb are outside this skill's sources \\(none\\)"):
         t.retrieve("card", filters={"source_tags": ["kb"]})

@@ -242,7 +242,8 @@ def tool_load_case(
     skill: SkillOpt = "cs-guidance",
     cases: CasesOpt = None,
     new_session: Annotated[bool, typer.Option(
-        "--new-session", help="Start the case's session afresh (full budgets); for re-running a case.")] = False,
+        "--new-session", help="Start the case's next session (re-running a case whose output was accepted); "
+        "never resets an unfinished session that has spent something.")] = False,
 ) -> None:
     """Print the case (JSON): contact reason, path, notes, messages, as_of date and the budget left.
     Never ground truth. Starts the case's session (or continues it: re-reading never resets budgets)."""

@@ -407,6 +407,19 @@ class SkillTools:
         self.session = state
         return state
 
+    def _check_new_session(self, case_id: str) -> None:
+        """Refuse ``load_case(new_session=True)`` for a case whose current session is unfinished (no
+        accepted save) and has spent something: a fresh session would be a fresh budget."""
+        cur = self.ledger.current(case_id, self.skill.name)
+        if cur is None or cur.accepted or not (cur.queries or cur.fetches or cur.saves):
+            return
+        lim = cur.limits
+        spent = (f"queries {cur.queries} of {lim.max_queries}, fetches {cur.fetches} of {lim.max_fetches}, "
+                 f"saves {cur.saves} of {lim.max_saves} used")
+        raise UserError(f"case {case_id!r} is still open ({spent}): a new session starts "
+                        "a case afresh only after an accepted save, never to reset a budget; go on with this "
+                        f"session, or run the case again with `skillrag run --case-id {case_id}` (a run has its own session)")
+
     def use_case(self, case_id: str | None) -> BudgetState:
         """The session a call for ``case_id`` goes to: this object's session when it is that case's
         (or when ``case_id`` is None), else the case's current session in the workspace; with no case
@@ -474,12 +487,22 @@ class SkillTools:
     def load_case(self, case_id: str, *, new_session: bool = False) -> Case:
         """The agent-facing case (no ground truth), with ``as_of`` filled in (the case's own date, else
         the day its session started). Starts the case's session, or continues the one it has (a
-        re-read never resets budgets; ``new_session`` does). Raises ``CaseNotFound``."""
+        re-read never resets budgets).
+
+        ``new_session`` starts the case's next session, and never gives a case more budget than its
+        run has: only when the current session is *finished* (an accepted save: the case is being run
+        again) or has spent nothing. An unfinished session that has spent something is refused with
+        ``UserError`` naming what it spent, on every surface (this method backs the CLI, MCP, the
+        exported scripts and the harnesses). To run such a case again from the start, run it
+        (``skillrag run``, ``POST /runs``: each run has a private session) or, from the operator's own
+        code, ``start_session(case_id, new=True)``. Raises ``CaseNotFound``."""
         def run() -> Case:
             case = self.cases.load(case_id)
             if self.session is not None and self.session.private and self.session.case_id == case.case_id:
                 state = self.session  # a harness run: its own session is already open
             else:
+                if new_session:
+                    self._check_new_session(case.case_id)
                 state = self.start_session(case.case_id, new=new_session, as_of=case.as_of)
             self.ledger.note(state.session_id, "load_case", case.case_id)
             return case.model_copy(update={"as_of": case.as_of or _date(state.as_of)})
