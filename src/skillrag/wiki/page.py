@@ -43,6 +43,7 @@ Typed links are ``[TYPE: ARTICLE-ID]`` with TYPE from :class:`LinkType`. ``rende
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from enum import StrEnum
 from typing import Literal
 
@@ -244,6 +245,36 @@ class Page(BaseModel):
 
     def source_ids(self) -> list[str]:
         return [s.id for s in self.sources]
+
+    def within(self, inside: Collection[str]) -> Page | None:
+        """This page as a reader who may read only the articles ``inside`` sees it: a page is derived
+        from its articles, so it shows only what it derives from articles inside.
+
+        * every article the page derives from (``article_ids()``) inside: the page, whole;
+        * none inside: None (not shown, not listed);
+        * some inside: the parts attributable to them alone. A step is attributed to the articles it
+          links, so it stays when it links at least one article and every one it links is inside; a
+          source entry (id, title, summary) and a page-level link are their article's. The intent, the
+          solves and does-not-solve lists and a step with no link were written from the page's sources
+          together and cannot be attributed: they are dropped. The id and title, the page's name, stay
+          (``corpus.ScopedArticles.page`` hides the page when its name says what only outside articles
+          say).
+
+        The one reduction of pages, applied through ``corpus.ScopedArticles.page`` by every surface."""
+        ids = self.article_ids()
+        keep = set(inside)
+        if all(a in keep for a in ids):
+            return self
+        if not any(a in keep for a in ids):
+            return None
+        steps = tuple(st for st in self.steps if st.links and all(ln.article_id in keep for ln in st.links))
+        reduced = self.model_copy(update={
+            "intent": "", "solves": (), "does_not_solve": (), "steps": steps,
+            "pooled_links": tuple(ln for ln in self.pooled_links if ln.article_id in keep),
+            "sources": tuple(src for src in self.sources if src.id in keep),
+            "built_from": {a: h for a, h in self.built_from.items() if a in keep},
+        })
+        return reduced if reduced.article_ids() else None  # nothing attributable left: not shown
 
 
 _SECTION_ORDER = ("Intent", "Solves", "Does not solve", "Procedure", "Links", "Sources")
