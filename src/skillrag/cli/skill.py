@@ -432,12 +432,13 @@ def skill_export(
     """Write a self-contained Agent Skills folder (SKILL.md, scripts/, references/) for any harness."""
     from collections import Counter
 
-    from skillrag.corpus import ArticleStore
+    from skillrag.corpus import ArticleStore, SourceScope
     from skillrag.skill.export import export_skill
 
     ws = open_workspace(workspace)
     s = SkillRegistry(ws).get(name)
-    tags = Counter(a.source_tag for a in ArticleStore(ws).list())
+    # the tags the skill may search (its scope, as every tool call sees it), never the whole corpus's
+    tags = Counter(a.source_tag for a in ArticleStore(ws).scoped(SourceScope.of(s.name, s.config.allowed_sources)).list())
     out = export_skill(s, dest, workspace=ws.root, cases=cases, overwrite=force,
                        limits=BudgetLimits.for_skill(ws, s.config.budgets), tags=tags)
     console.print(f"exported {name} to {out} (passes the Agent Skills checks)")

@@ -550,8 +550,9 @@ class SkillTools:
 
     def read_page(self, page_id: str, *, case_id: str | None = None) -> PageRead:
         """One navigation page whole (``retrieve --page``): what it solves, its procedure with typed
-        links and every article it cites with its title. Spends one query of the case. Raises
-        ``InvalidIdError`` / ``UserError`` for a malformed or unknown page id."""
+        links and every article it cites with its title, as far as the skill's scope allows
+        (``corpus.ScopedArticles.page``). Spends one query of the case. Raises ``InvalidIdError`` /
+        ``UserError`` for a malformed or unknown page id, or a page the scope hides (refunded)."""
         state_box: dict[str, BudgetState] = {}
 
         def run() -> PageRead:
@@ -565,17 +566,16 @@ class SkillTools:
                 state_box["s"] = state
 
             def read() -> Any:
+                # the page as the skill's scope may see it (corpus.ScopedArticles.page): whole, reduced to
+                # the parts its in-scope articles alone give, or refused
                 reader = getattr(self._retriever, "read_page", None)
                 if callable(reader):
-                    return reader(page_id)
+                    return reader(page_id, scope=self.articles)
                 from skillrag.search import read_page
 
-                return read_page(self.workspace, page_id, store=self.store)
+                return read_page(self.workspace, page_id, store=self.store, scope=self.articles)
 
             view, after = self._charged("query", "retrieve", f"page:{page_id}", state, read)
-            if self.articles.source_tags() is not None:  # a page may cite articles outside the scope: leave them out
-                keep = self.articles.get_many([a.id for a in view.articles])
-                view = replace(view, articles=tuple(a for a in view.articles if a.id in keep))
             return PageRead(view, after)
 
         args = {"page": page_id} | ({"case_id": case_id} if case_id else {})
@@ -805,23 +805,11 @@ class SkillTools:
         return None if flt.is_empty() else flt
 
     def _scoped_pages(self, finder: Callable[..., Any], query: str, k: int, filters: Any) -> list[Any]:
-        """``search_pages`` restricted to the skill's scope: pages list only in-scope articles, and a
-        page left with none is dropped."""
-        tags = self.articles.source_tags()
-        if tags is None:
-            return list(finder(query, k=k, filters=filters))
-        if not tags:
-            return []
-        from skillrag.search import SearchFilters
-
-        narrowed = [t for t in (filters.source_tags or tags) if t in tags] if filters is not None else tags
-        if not narrowed:
-            return []
-        base = filters if filters is not None else SearchFilters()
-        pages = finder(query, k=k, filters=base.model_copy(update={"source_tags": narrowed}))
-        keep = self.articles.get_many([a.id for p in pages for a in p.articles])
-        out = [replace(p, articles=tuple(a for a in p.articles if a.id in keep)) for p in pages]
-        return [p for p in out if p.articles]
+        """``search_pages`` seen through the skill's scope (``corpus.ScopedArticles.page``): a page
+        derived from out-of-scope articles is reduced to its in-scope parts or not listed at all."""
+        if self.articles.source_tags() == []:
+            return []  # no article in scope: no page either
+        return list(finder(query, k=k, filters=filters, scope=self.articles))
 
     @staticmethod
     def _filter_args(filters: Any) -> dict[str, Any]:
