@@ -95,7 +95,9 @@ PageKind = Literal["entity", "aspect", "topic"]
 #: What a page is: one family's complete article list, one aspect compared across siblings, or other.
 PAGE_KINDS: tuple[str, ...] = ("entity", "aspect", "topic")
 #: ``[type: article-id]`` inside page text.
-LINK_RE = re.compile(r"\[(" + "|".join(LINK_TYPES) + r"):\s*([A-Za-z0-9][A-Za-z0-9_.()+\-:#]*)\]")
+#: An article id inside page text (the ``article`` rule's characters; ``Link`` checks the whole rule).
+_ARTICLE_ID = f"[{ID_RULES['article'].first}][{ID_RULES['article'].chars}]*"
+LINK_RE = re.compile(r"\[(" + "|".join(LINK_TYPES) + r"):\s*(" + _ARTICLE_ID + r")\]")
 
 
 def check_page_id(value: str) -> str:
@@ -309,7 +311,7 @@ def render_page(page: Page) -> str:
 _H2 = re.compile(r"^##[ \t]+(.+?)[ \t]*$", re.MULTILINE)
 _NUM = re.compile(r"^\d+[.)][ \t]+(.*)$")
 _BULLET = re.compile(r"^[-*][ \t]+(.*)$")
-_SOURCE = re.compile(r"^`?([A-Za-z0-9][A-Za-z0-9_.()+\-:#]*)`?(?:[ \t]+[—–-][ \t]+(.*))?$")
+_SOURCE = re.compile(r"^`?(" + _ARTICLE_ID + r")`?(?:[ \t]+[—–-][ \t]+(.*))?$")
 
 
 def _sections(body: str) -> dict[str, list[str]]:
