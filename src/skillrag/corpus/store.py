@@ -290,7 +290,7 @@ class ScopedArticles:
         if reduced is None:
             return None
         name = _words(f"{getattr(reduced, 'title', '')} {getattr(reduced, 'id', '')}")
-        if name & self._vocabulary(outside.values()) - self._vocabulary(inside.values()):
+        if name & (self._vocabulary(outside.values()) - self._vocabulary(inside.values())):
             return None
         return reduced
 
