@@ -355,3 +355,24 @@ def test_a_workspace_inside_its_documents_folder_never_ingests_its_own_files(tmp
     (notes / "tone.md").write_text("# Tone\n\nBe brief.\n", encoding="utf-8")
     assert main(["ingest", str(notes), "-w", str(docs)]) == 0  # named on purpose: read
     assert "tone" in {a.id for a in ArticleStore(ws).list()}
+
+
+# regression (issue 21, class 6): ingest followed a file symlink out of the source folder, and a link to
+# the system's password file became a readable article
+def test_no_symbolic_link_out_of_the_source_folder_is_read(ws, tmp_path):
+    outside = write(tmp_path / "elsewhere" / "passwd.md", "# Secrets\n\nroot:x:0:0:root:/root:/bin/bash\n")
+    docs = tmp_path / "docs"
+    write(docs / "a.md", "# Card fees\n\nThe annual fee is $95.\n")
+    (docs / "passwd.md").symlink_to(outside)
+    (docs / "again.md").symlink_to(docs / "a.md")  # a link to a file inside the folder is read
+    (docs / "more").symlink_to(outside.parent, target_is_directory=True)  # folder links are not followed
+    with pytest.raises(MalformedSourceError) as ei:
+        ingest(ws, [docs])
+    msg = str(ei.value)
+    assert "passwd.md" in msg and "symbolic link" in msg and "outside the source folder" in msg and "\n" not in msg
+    assert ArticleStore(ws).count() == 0  # nothing written
+    rep = ingest(ws, [docs], skip_bad=True)
+    assert sorted(rep.added) == ["a", "again"] and len(rep.rejected) == 1
+    assert not any("root:x:0:0" in a.body for a in ArticleStore(ws).list())
+    assert ArticleStore(ws).get("again").body == ArticleStore(ws).get("a").body
+    assert ingest(ws, [docs / "passwd.md"]).added == ["passwd"]  # a file named on the command line is read as named

@@ -208,3 +208,21 @@ def test_a_hand_saved_output_does_not_keep_the_earlier_runs_record(ws, tmp_path,
     run = collect_runs(ws.runs_dir, ["hp-001"], tool_logs=[read_tool_log(ws.runs_dir / "tool_calls.jsonl")])["hp-001"]
     assert run.cost_source == "tool_log" and run.record_status is None
     assert (run.record["queries"], len(run.record["fetches"])) == ([], 1)  # this session's calls, not the harness's
+
+
+# regression (issue 21, class 6): without a record the page showed the output's `meta.harness`, a field
+# the agent writes, as the run's harness; provenance comes from record.json alone
+def test_the_harness_shown_never_comes_from_the_agents_meta(ws, tmp_path):
+    from skillrag.cli.main import main
+
+    earlier = read_output(ws, "hp-001")
+    mine = {k: v for k, v in earlier.items() if k != "audit"}
+    mine["meta"] = {"harness": "llm", "model": "gpt-9-forged"}
+    (tmp_path / "mine.json").write_text(json.dumps(mine), encoding="utf-8")
+    common = ["-w", str(ws.root), "--cases", str(ws.root / "cases.jsonl")]
+    assert main(["tool", "load-case", "hp-001", *common]) == 0
+    assert main(["tool", "save-output", str(tmp_path / "mine.json"), *common]) == 0
+    assert read_output(ws, "hp-001")["meta"]["harness"] == "llm"  # stored as given
+    [row] = [r for r in list_runs(ws) if r.case_id == "hp-001"]
+    assert (row.harness, row.model) == ("", None)
+    assert (load_run(ws, "hp-001").summary.harness, load_run(ws, "hp-001").summary.model) == ("", None)

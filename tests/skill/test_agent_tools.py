@@ -128,7 +128,7 @@ def test_allowed_sources_intersect_filters(ws, skill, cases_path):
     assert fake.queries[-1][2] == SearchFilters(title_prefixes=["Lost"])
     cfg = skill.config.model_copy(update={"allowed_sources": ["elsewhere"]})
     t = SkillTools(ws, type(skill)(**{**skill.__dict__, "config": cfg}), CaseFile(cases_path), retriever=fake)
-    t.load_case("case_1", new_session=True)
+    t.load_case("case_2")
     assert t.retrieve("card") == [] and t.budget().queries_left == 4  # no article in scope: nothing found
     with pytest.raises(UserError, match="source tag\\(s\\) kb are outside this skill's sources \\(none\\)"):
         t.retrieve("card", filters={"source_tags": ["kb"]})
@@ -208,6 +208,24 @@ def test_the_tool_log_keeps_bounded_arguments(tools, wiki_ws):
     logged = json.loads(lines[1])
     assert logged["case_id"] == "case_1" and logged["args"]["query"].endswith("… (2000000 chars)")
     assert json.loads(lines[2])["args"] == {"case_id": "case_1", "n_snippets": 100, "guidance_chars": 1_000_000}
+
+
+# regression (issue 21, class 6): the log bounded the arguments only; a 1 MB error message and a 100 KB
+# case id were written whole
+def test_the_tool_log_bounds_every_field(tools, wiki_ws):
+    tools.load_case("case_1")
+    with pytest.raises(ArticleNotFound):
+        tools.get_article("art_fees", section="x" * 1_000_000)  # the error names the section asked for
+    with pytest.raises(UserError):
+        tools.retrieve("card", case_id="c" * 100_000)
+    with pytest.raises(Exception):  # noqa: B017 (an unknown case: which error does not matter here)
+        tools.load_case("c" * 100_000)
+    lines = (wiki_ws.runs_dir / "tool_calls.jsonl").read_text().splitlines()
+    assert len(lines) == 4 and max(len(x) for x in lines) < 2500
+    section, retrieve, load = (json.loads(x) for x in lines[1:])
+    assert section["error"].endswith("chars)") and section["error"].startswith("article 'art_fees' has no section")
+    assert retrieve["case_id"].endswith("… (100000 chars)") and load["case_id"].endswith("… (100000 chars)")
+    assert all(c.error is None or len(c.error) < 1100 for c in tools.calls)
 
 
 def test_a_name_in_the_quoted_articles_title_is_covered():

@@ -49,8 +49,11 @@ def test_budgets_persist_across_calls_and_refuse_with_one_line(run, wiki_ws):
     # re-reading the case continues its session: nothing is reset
     code, out, _ = run("load-case", "case_1", *run.cases)
     assert json.loads(out)["budget"]["queries_left"] == 0
-    code, out, _ = run("load-case", "case_1", "--new-session", *run.cases)
-    assert json.loads(out)["budget"]["queries_left"] == 5
+    # regression (issue 21, class 3): --new-session gave the spent case a fresh budget; it never resets one
+    code, out, err = run("load-case", "case_1", "--new-session", *run.cases)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("error: case 'case_1' is still open (queries 5 of 5, fetches 0 of 12, saves 0 of 4 used)")
+    assert BudgetLedger(wiki_ws).current("case_1", "cs-guidance").queries == 5
 
 
 def test_calls_without_a_case_go_to_the_one_open_case(run, monkeypatch):

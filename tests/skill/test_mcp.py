@@ -163,3 +163,60 @@ def test_mcp_budgets_pages_filters_check_and_warnings(wiki_ws, cases_path):
     with contextlib.redirect_stderr(err):
         assert main(["tool", "retrieve", "card", "--case", "case_1", "-w", str(wiki_ws.root)]) == 2
     assert err.getvalue() == f"error: {refusal('query', state)}\n"
+
+
+# regression (issue 21, class 3): MCP `retrieve` took any k (10**9 returned every article with its
+# passages in one query) while the CLI capped it at 200; one cap (workspace.config.MAX_K) now holds on
+# every surface, checked before anything is spent
+def test_k_has_one_cap_on_every_surface(ws, cases_path, capsys):
+    from skillrag.cli.main import main
+    from skillrag.workspace.config import MAX_K
+
+    fake = FakeRetriever(ws)
+    server, tools = build_mcp_server(ws, cases=CaseFile(cases_path), retriever=fake)
+
+    async def session() -> dict:
+        async with Client(server) as client:
+            await client.call_tool("load_case", {"case_id": "case_1"})
+            return {k: await client.call_tool("retrieve", {"query": "card", "k": k}) for k in (10**9, MAX_K + 1, 0)} \
+                | {"ok": await client.call_tool("retrieve", {"query": "card", "k": MAX_K})}
+
+    got = anyio.run(session)
+    for k in (10**9, MAX_K + 1, 0):
+        assert got[k].is_error and f"k must be a whole number from 1 to {MAX_K}, got {k}" in got[k].content[0].text
+    assert not got["ok"].is_error and got["ok"].structured_content["budget"]["queries_used"] == 1
+    assert [q[1] for q in fake.queries] == [MAX_K]  # the refused calls never searched
+    assert tools.budget("case_1").queries == 1  # ... and spent nothing
+    rc = main(["tool", "retrieve", "card", "-k", str(MAX_K + 1), "--case", "case_1", "-w", str(ws.root)])
+    assert rc == 2 and f"{MAX_K}" in capsys.readouterr().err
+
+
+# regression (issue 21, class 3): MCP `load_case(new_session=true)` gave a spent case a fresh budget. A
+# new session starts the case's next run only after an accepted save (or while nothing is spent), the
+# same rule as the command line's --new-session (both are SkillTools.load_case)
+def test_new_session_never_resets_an_unfinished_budget(ws, cases_path):
+    server, tools = build_mcp_server(ws, cases=CaseFile(cases_path), retriever=FakeRetriever(ws))
+    good = make_output("case_1", [("art_card_lost", "Order a replacement card within 2 business days.")])
+
+    async def session() -> dict:
+        got: dict = {}
+        async with Client(server) as client:
+            got["fresh"] = await client.call_tool("load_case", {"case_id": "case_1", "new_session": True})
+            got["again"] = await client.call_tool("load_case", {"case_id": "case_1", "new_session": True})
+            for i in range(5):
+                await client.call_tool("retrieve", {"query": f"lost card {i}"})
+            got["reset"] = await client.call_tool("load_case", {"case_id": "case_1", "new_session": True})
+            got["after"] = await client.call_tool("retrieve", {"query": "lost card"})
+            await client.call_tool("get_article", {"article_id": "art_card_lost"})
+            got["saved"] = await client.call_tool("save_output", {"output": good})
+            got["rerun"] = await client.call_tool("load_case", {"case_id": "case_1", "new_session": True})
+        return got
+
+    got = anyio.run(session)
+    assert not got["fresh"].is_error and not got["again"].is_error  # nothing spent yet: nothing to reset
+    assert got["reset"].is_error
+    assert "case 'case_1' is still open (queries 5 of 5" in got["reset"].content[0].text
+    assert got["after"].is_error and "query budget spent" in got["after"].content[0].text  # still spent
+    assert not got["saved"].is_error
+    rerun = json.loads(got["rerun"].content[0].text)  # the case was done: its next run starts afresh
+    assert rerun["budget"]["queries_left"] == 5 and tools.budget("case_1").queries == 0

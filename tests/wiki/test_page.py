@@ -138,3 +138,32 @@ def test_the_package_exports_what_it_lists():
         assert all(hasattr(pkg, name) for name in pkg.__all__)
     assert {"Family", "find_families", "Aspect", "find_aspects", "PAGE_KINDS"} <= set(wiki.__all__)
     assert "split_document" in corpus.__all__
+
+
+def _link(aid: str) -> Link:
+    return Link(type=LinkType.reference, article_id=aid)
+
+
+def test_within_keeps_only_what_the_inside_articles_give():
+    """The page reduction every scoped surface uses (issue 21, class 1)."""
+    page = Page(
+        id="gold-card", title="Gold Card", intent="Mixed from a, b and x.", solves=("a", "x"),
+        does_not_solve=("from x",),
+        steps=(Step(text="from a", links=(_link("a"),)), Step(text="from x", links=(_link("x"),)),
+               Step(text="from a and x", links=(_link("a"), _link("x"))), Step(text="from no one")),
+        pooled_links=(_link("b"), _link("x")),
+        sources=(SourceRef(id="a", title="A", summary="a's key line"), SourceRef(id="x", title="X")),
+        built_from={"a": "h1", "x": "h2", "b": "h3"},
+    )
+    assert page.within({"a", "b", "x"}) is page and page.within({"a", "b", "x", "z"}) is page
+    assert page.within({"z"}) is None and page.within(set()) is None
+    part = page.within({"a", "b"})
+    assert (part.id, part.title, part.kind) == ("gold-card", "Gold Card", "topic")
+    assert (part.intent, part.solves, part.does_not_solve) == ("", (), ())  # not attributable: dropped
+    assert [s.text for s in part.steps] == ["from a"]  # a step counts only if every link is inside
+    assert [ln.article_id for ln in part.pooled_links] == ["b"] and [s.id for s in part.sources] == ["a"]
+    assert part.sources[0].summary == "a's key line" and part.built_from == {"a": "h1", "b": "h3"}
+    assert part.article_ids() == ["a", "b"]
+    only_shared = Page(id="p", title="P", steps=(Step(text="a and x", links=(_link("a"), _link("x"))),))
+    assert only_shared.within({"a"}) is None  # nothing left that is a's alone
+    assert parse_page(render_page(part)) == part  # a reduced page is still a valid page

@@ -22,6 +22,7 @@ from skillrag.search import (
 )
 from skillrag.search._items import WikiPageSource, no_layer_error
 from skillrag.workspace import Workspace
+from skillrag.workspace.config import MAX_K
 
 EmbedderOpt = Annotated[
     str | None,
@@ -134,7 +135,7 @@ def search_cmd(
     backend: Annotated[str | None, typer.Option("--backend", help="direct or wiki (default: search.backend).")]
     = None,
     mode: Annotated[str | None, typer.Option("--mode", help="hybrid, bm25 or dense (default: search.mode).")] = None,
-    k: Annotated[int | None, typer.Option("-k", help="Number of articles (default: search.k).", min=1, max=200)]
+    k: Annotated[int | None, typer.Option("-k", help="Number of articles (default: search.k).", min=1, max=MAX_K)]
     = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Only articles with this source tag (repeatable).")]
     = None,

@@ -37,6 +37,7 @@ from skillrag.skill import (
 from skillrag.skill.contract import ContractLimits
 from skillrag.skill.views import article_json, article_text, case_json, page_json, retrieve_json, save_json
 from skillrag.workspace import Workspace
+from skillrag.workspace.config import MAX_K
 
 SkillOpt = Annotated[str, typer.Option("--skill", "-s", help="Skill name (a folder under skills/).")]
 CasesOpt = Annotated[
@@ -241,7 +242,8 @@ def tool_load_case(
     skill: SkillOpt = "cs-guidance",
     cases: CasesOpt = None,
     new_session: Annotated[bool, typer.Option(
-        "--new-session", help="Start the case's session afresh (full budgets); for re-running a case.")] = False,
+        "--new-session", help="Start the case's next session (re-running a case whose output was accepted); "
+        "never resets an unfinished session that has spent something.")] = False,
 ) -> None:
     """Print the case (JSON): contact reason, path, notes, messages, as_of date and the budget left.
     Never ground truth. Starts the case's session (or continues it: re-reading never resets budgets)."""
@@ -253,7 +255,7 @@ def tool_load_case(
 @tool_app.command("retrieve")
 def tool_retrieve(
     query: Annotated[str | None, typer.Argument(metavar="QUERY", help="What to search for (not with --page).")] = None,
-    k: Annotated[int | None, typer.Option("-k", "-n", min=1, max=200, help="Results (default: the skill's k).")] = None,
+    k: Annotated[int | None, typer.Option("-k", "-n", min=1, max=MAX_K, help="Results (default: the skill's k).")] = None,
     case: CaseOpt = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Only articles with this source tag (repeatable).")]
     = None,
@@ -430,12 +432,13 @@ def skill_export(
     """Write a self-contained Agent Skills folder (SKILL.md, scripts/, references/) for any harness."""
     from collections import Counter
 
-    from skillrag.corpus import ArticleStore
+    from skillrag.corpus import ArticleStore, SourceScope
     from skillrag.skill.export import export_skill
 
     ws = open_workspace(workspace)
     s = SkillRegistry(ws).get(name)
-    tags = Counter(a.source_tag for a in ArticleStore(ws).list())
+    # the tags the skill may search (its scope, as every tool call sees it), never the whole corpus's
+    tags = Counter(a.source_tag for a in ArticleStore(ws).scoped(SourceScope.of(s.name, s.config.allowed_sources)).list())
     out = export_skill(s, dest, workspace=ws.root, cases=cases, overwrite=force,
                        limits=BudgetLimits.for_skill(ws, s.config.budgets), tags=tags)
     console.print(f"exported {name} to {out} (passes the Agent Skills checks)")

@@ -6,7 +6,8 @@ content) or an article in it is larger than ``corpus.max_article_bytes``. A long
 whole and also as section-articles split at its headings (``skillrag.corpus.split``). Compared with what is stored, each article is *added*,
 *changed* (content hash differs: flagged so dependants rebuild), or *unchanged* (not touched).
 Articles previously ingested from the same root and now absent are marked *removed*. An id already
-taken by an active article from another source file that still exists is rejected, not overwritten.
+taken by an active article from another source file that still exists is rejected, not overwritten. A symbolic link in a source folder whose target lies outside
+that folder is a bad file (``loaders.link_outside``): it is never read.
 
 With ``skill=NAME`` the files are that skill's ``references/`` bundle (Markdown notes only): each note
 is stored as a *reference* owned by the skill (``Article.skill``), with id ``NAME:<id>`` and source tag
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillrag.corpus.loaders import iter_source_files, loader_for
+from skillrag.corpus.loaders import iter_source_files, link_outside, loader_for
 from skillrag.corpus.loaders._common import binary_reason
 from skillrag.corpus.model import ID_PATTERN, SourceArticle, content_hash
 from skillrag.corpus.sections import parse_sections
@@ -98,6 +99,8 @@ def _collect(
             try:
                 if loader is None:
                     raise MalformedSourceError(f, "no loader for this file type")
+                if (why := link_outside(f, root)) is not None and p.is_dir():
+                    raise MalformedSourceError(f, why)  # a named file is read as named; a folder's stay inside
                 if f.suffix.lower() in _ONE_ARTICLE_SUFFIXES and f.stat().st_size > settings.max_article_bytes:
                     raise MalformedSourceError(f, _too_large(f.stat().st_size, settings.max_article_bytes, "the file"))
                 arts = []

@@ -7,22 +7,16 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillrag.errors import InvalidIdError
+from skillrag.workspace.ids import ID_RULES, check_id
 
 __all__ = ["ID_PATTERN", "Article", "Section", "SourceArticle", "check_id", "content_hash"]
 
-#: A plain identifier: letters, digits and ``_ . - + ( ) : #``; no path separators, no ``..``.
-#: ``#`` joins a split document's id and a section slug (``manual#roaming``).
-#: Anchored with ``\A``/``\Z`` (not ``$``, which also matches before a final newline), so ``.match``
-#: and ``.fullmatch`` agree: ``"ok\n"`` is not an id.
-ID_PATTERN = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.()+\-:#]{0,199}\Z")
-
-
-def check_id(value: str, kind: str = "article") -> str:
-    """Return ``value`` if the whole of it is a plain identifier (``ID_PATTERN``), else raise ``InvalidIdError``."""
-    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value) or ".." in value:
-        raise InvalidIdError(f"{value!r} is not a valid {kind} id (letters, digits, _ . - + ( ) : # only)")
-    return value
+#: A plain article identifier: letters, digits and ``_ . - + ( ) : #``; no path separators (``..`` is
+#: refused by ``check_id``). ``#`` joins a split document's id and a section slug (``manual#roaming``).
+#: Anchored with ``\A``/``\Z``, so ``.match`` and ``.fullmatch`` agree: ``"ok\n"`` is not an id. The
+#: rule, and ``check_id`` for every other kind of id (case, page, skill ...), live in
+#: ``skillrag.workspace.ids``.
+ID_PATTERN: re.Pattern[str] = ID_RULES["article"].regex
 
 
 def content_hash(body: str) -> str:

@@ -6,19 +6,28 @@ so a skill's ``allowed_sources`` and the ownership of reference notes hold on ev
 ``SourceScope`` says what is in scope: shared-corpus articles whose ``source_tag`` is allowed (all of
 them when ``allowed_sources`` is None), plus the reference notes of the reading skill itself; another
 skill's reference notes are never in scope.
+
+Navigation pages are derived from articles, so the scope bounds them too (``ScopedArticles.page``):
+a page whose articles are all in scope is shown whole; one with none in scope is hidden (never
+listed, named on a hit or read); any other shows only what its in-scope articles alone give
+(``wiki.Page.within``: their source entries and the steps linking only them; the intent, the solves
+lists and unlinked steps, written from every source at once, are dropped), and is hidden too when its
+name (title, id) holds a word that only out-of-scope articles hold.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillrag.corpus.model import Article, Section, check_id
-from skillrag.errors import ArticleNotFound
+from skillrag.errors import ArticleNotFound, SkillragError
 from skillrag.workspace import Workspace
 
 __all__ = ["SCHEMA", "ArticleStore", "ScopedArticles", "ScopedRetriever", "SourceScope", "reference_tag"]
@@ -201,6 +210,8 @@ class ScopedArticles:
         self.store = store
         self.scope = scope
         self._tags: tuple[list[str] | None] | None = None  # source_tags(), computed on first use
+        self._words: dict[str, frozenset[str]] = {}  # article id -> the words of its id, title and body
+        self._listed: dict[str, bool] = {}  # page id -> whether this scope may list it (page_ids)
 
     def get(self, article_id: str) -> Article:
         """The article, if in scope. Raises ``InvalidIdError`` (not an id) or ``ArticleNotFound``
@@ -254,14 +265,78 @@ class ScopedArticles:
         inside = self.get_many(ids) if ids else {}
         return [h for h in hits if h.article_id in inside]
 
+    # -- navigation pages: derived from articles, so bounded by the same scope ---------------------
+    def page(self, page: Any) -> Any | None:
+        """``page`` (a ``skillrag.wiki.Page``: ``article_ids()``, ``within(ids)``, ``id``, ``title``) as
+        this scope may see it, or None when it may not be shown or listed at all (module doc):
+
+        * every article it derives from in scope: ``page`` itself;
+        * none in scope (an id the store does not hold counts as outside): None;
+        * else ``page.within(in-scope ids)``, the parts attributable to in-scope articles alone, unless
+          a word of its title or id occurs in an out-of-scope article (id, title or body) and in no
+          in-scope one: the name would say what only those articles say, so the page is hidden (None).
+
+        A page that cannot reduce itself (no ``within``) is hidden when it is not whole. Every surface
+        that shows pages (``retrieve``'s page list, ``retrieve --page``, hits' ``page_ids``, the
+        extractive harness's navigation) goes through here."""
+        if self.source_tags() is None:  # every stored article is in scope
+            return page
+        ids = list(page.article_ids())
+        inside, outside = self.resolve(ids)
+        if len(inside) == len(ids):
+            return page
+        within = getattr(page, "within", None)
+        reduced = within(frozenset(inside)) if inside and callable(within) else None
+        if reduced is None:
+            return None
+        name = _words(f"{getattr(reduced, 'title', '')} {getattr(reduced, 'id', '')}")
+        if name & (self._vocabulary(outside.values()) - self._vocabulary(inside.values())):
+            return None
+        return reduced
+
+    def listed_page_ids(self, page_ids: Iterable[str], load: Callable[[str], Any] | None) -> tuple[str, ...]:
+        """The ids among ``page_ids`` of pages this scope may list (``page`` is not None); ``load(id)``
+        gives a page (``Retriever.load_page``). Without ``load``, or for a page it cannot load, an id
+        is left out. Remembered per page id for the life of this view."""
+        out = []
+        for pid in page_ids:
+            if pid not in self._listed:
+                try:
+                    self._listed[pid] = load is not None and self.page(load(pid)) is not None
+                except (SkillragError, OSError):  # removed or unreadable since the build: not listed
+                    self._listed[pid] = False
+            if self._listed[pid]:
+                out.append(pid)
+        return tuple(out)
+
+    def _vocabulary(self, articles: Iterable[Article]) -> frozenset[str]:
+        words: set[str] = set()
+        for art in articles:
+            got = self._words.get(art.id)
+            if got is None:
+                got = self._words[art.id] = frozenset(_words(f"{art.id} {art.title} {art.body}"))
+            words |= got
+        return frozenset(words)
+
+    def _prune_page_ids(self, hits: list[Any], retriever: Any) -> list[Any]:
+        """``hits`` with their ``page_ids`` cut to the pages this scope may list."""
+        load = getattr(retriever, "load_page", None)
+        out = []
+        for h in hits:
+            ids = tuple(getattr(h, "page_ids", ()) or ())
+            keep = self.listed_page_ids(ids, load if callable(load) else None) if ids else ids
+            out.append(dataclasses.replace(h, page_ids=keep) if keep != ids and dataclasses.is_dataclass(h) else h)
+        return out
+
     def search(self, retriever: Any, query: str, k: int, filters: Any = None) -> list[Any]:
         """``retriever.search(query, k, filters)`` restricted to this scope (``skillrag.search.Hit`` list).
 
         ``filters`` (a ``skillrag.search.SearchFilters``) is narrowed to the in-scope source tags;
-        hits outside the scope are dropped. A scope that allows no stored tag returns ``[]``.
+        hits outside the scope are dropped, and so are the pages on a hit's ``page_ids`` that this scope
+        may not list (``page``). A scope that allows no stored tag returns ``[]``.
         """
         tags = self.source_tags()
-        if tags is None:  # every stored article is in scope
+        if tags is None:  # every stored article is in scope (so is every page)
             return list(retriever.search(query, k=k, filters=filters))
         from skillrag.search import SearchFilters  # lazy: the search package builds on this one
 
@@ -274,7 +349,7 @@ class ScopedArticles:
             if not narrowed:
                 return []
             filters = filters.model_copy(update={"source_tags": narrowed})
-        return self.keep(retriever.search(query, k=k, filters=filters))
+        return self._prune_page_ids(self.keep(retriever.search(query, k=k, filters=filters)), retriever)
 
     def retriever(self, retriever: Any) -> ScopedRetriever:
         """``retriever`` seen through this scope: the same ``search(query, k, filters)``, in-scope hits only."""
@@ -290,6 +365,14 @@ class ScopedRetriever:
 
     def search(self, query: str, k: int = 10, filters: Any = None) -> list[Any]:
         return self.articles.search(self.inner, query, k, filters)
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text``, case-folded (letters and digits; ``_`` and punctuation split them)."""
+    return set(_WORD.findall(text.casefold()))
 
 
 class _TagRow:

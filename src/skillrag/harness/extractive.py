@@ -961,13 +961,16 @@ class _NavLayer:
 
     @classmethod
     def load(cls, session: Session) -> _NavLayer:
+        """The layer's pages as the skill's scope may see them (``corpus.ScopedArticles.page``, the check
+        ``retrieve`` applies): a page derived from articles outside it is reduced or left out."""
         ws = getattr(session.tools, "workspace", None)
-        if ws is None:
+        scope = getattr(session.tools, "articles", None)
+        if ws is None or scope is None:
             return cls([])
         try:
             from skillrag.wiki import load_pages
 
-            return cls(load_pages(ws))
+            return cls([p for p in (scope.page(x) for x in load_pages(ws)) if p is not None])
         except (SkillragError, OSError):
             return cls([])
 

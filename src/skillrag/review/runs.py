@@ -53,7 +53,9 @@ SNIPPET_STATUSES = ("verified", "changed", "gone", "offsets", "unaudited", "malf
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One row of the list page. ``date``: ISO 8601 (the record's start, else the save time, else the
+    """One row of the list page. ``harness``, ``model`` and ``search``: what ``record.json`` (written by
+    the harness run) says, never the output's agent-writable ``meta`` ("" / None without a record).
+    ``date``: ISO 8601 (the record's start, else the save time, else the
     folder's modification time); ``status``: the run record's (``accepted``/``failed``/
     ``budget_exceeded``; ``unknown`` without a readable record); ``review``: a ``ReviewStore`` state, or
     ``no output`` when nothing was saved; ``output_sha256``: hash of the ``output.json`` bytes;
@@ -184,7 +186,6 @@ def _summary(folder: Path, states: dict[tuple[str, str], ReviewState],
     rec = record or {}
     out = output if isinstance(output, dict) else {}
     audit = out.get("audit") if isinstance(out.get("audit"), dict) else {}
-    meta = out.get("meta") if isinstance(out.get("meta"), dict) else {}
     sha = hashlib.sha256(raw).hexdigest() if raw is not None else None
     mtime = datetime.fromtimestamp(folder.stat().st_mtime, UTC).isoformat(timespec="seconds")
     date = _text(rec.get("started_at")) or _text(audit.get("saved_at")) or mtime
@@ -197,7 +198,7 @@ def _summary(folder: Path, states: dict[tuple[str, str], ReviewState],
     summary = RunSummary(
         case_id=folder.name,
         skill=_text(rec.get("skill")) or _text(audit.get("skill")),
-        harness=_text(rec.get("harness")) or _text(meta.get("harness")),
+        harness=_text(rec.get("harness")),  # provenance from the run record only: output.meta is the agent's
         model=_text(rec.get("model")) or None,
         status=status,
         date=date,

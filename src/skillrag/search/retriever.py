@@ -61,7 +61,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from skillrag.corpus import ArticleStore
+from skillrag.corpus import ArticleStore, ScopedArticles
 from skillrag.errors import EmptyInputError, IndexStateError, SkillragError, UserError
 from skillrag.search._items import PageSource, WikiPageSource, no_layer_error, preview_of
 from skillrag.search._passages import ScoredText, analyse, best_passage
@@ -327,10 +327,13 @@ class Retriever:
             return self._search_direct(query, k, filters)
         return self._search_wiki(query, k, filters)
 
-    def search_pages(self, query: str, k: int = 3, filters: SearchFilters | None = None) -> list[PageHit]:
+    def search_pages(self, query: str, k: int = 3, filters: SearchFilters | None = None, *,
+                     scope: ScopedArticles | None = None) -> list[PageHit]:
         """The top ``k`` navigation pages for ``query`` (``wiki`` backend; ``[]`` for ``direct``), each
         with its kind, title, intent, relevance and the articles it cites that pass ``filters``
-        (a page citing none of them is skipped). Same errors as ``search``."""
+        (a page citing none of them is skipped). ``scope``: each page as ``scope.page`` lets that
+        reader see it (hidden pages skipped, others reduced to their in-scope parts). Same errors as
+        ``search``."""
         if not isinstance(query, str) or not query.strip():
             raise EmptyInputError("empty query: give some words to search for")
         if k < 1:
@@ -349,6 +352,8 @@ class Retriever:
                 page = self._pages.load_page(self.ws, item["id"])
             except SkillragError:
                 continue  # a page removed since the build: check_fresh catches it on the next call
+            if scope is not None and (page := scope.page(page)) is None:
+                continue  # derived from articles outside the reader's scope
             arts = self._page_articles(page, filters)
             if not arts:
                 continue
@@ -362,10 +367,17 @@ class Retriever:
                 break
         return out
 
-    def read_page(self, page_id: str) -> PageView:
-        """One navigation page whole (``PageView``). Raises ``InvalidIdError`` for a malformed id and
-        ``ArticleNotFound``-like ``UserError`` when there is no such page."""
-        return read_page(self.ws, page_id, pages=self._pages, store=self._store)
+    def read_page(self, page_id: str, *, scope: ScopedArticles | None = None) -> PageView:
+        """One navigation page whole (``PageView``), as ``scope`` (if given) may see it. Raises
+        ``InvalidIdError`` for a malformed id and ``UserError`` when there is no such page or ``scope``
+        may not see it."""
+        return read_page(self.ws, page_id, pages=self._pages, store=self._store, scope=scope)
+
+    def load_page(self, page_id: str) -> Any:
+        """The navigation page ``page_id`` as stored (a ``skillrag.wiki.Page``), from this retriever's page
+        source. Raises ``InvalidIdError`` / ``UserError`` as ``read_page``; pages are navigation, never
+        evidence, and a reader acting for a skill sees one through ``ScopedArticles.page``."""
+        return self._pages.load_page(self.ws, page_id)
 
     def _page_articles(self, page: Any, filters: SearchFilters | None) -> list[PageArticle]:
         ids = list(page.article_ids())
@@ -537,14 +549,20 @@ class Retriever:
 
 
 def read_page(ws: Workspace, page_id: str, *, pages: PageSource | None = None,
-              store: ArticleStore | None = None) -> PageView:
+              store: ArticleStore | None = None, scope: ScopedArticles | None = None) -> PageView:
     """One page of the workspace's navigation layer (``pages``: the page source, default the
     ``skillrag.wiki`` layer), with the titles of the articles it cites (those still in the corpus).
+    ``scope``: the page as that reader may see it (``ScopedArticles.page``: whole, reduced to its
+    in-scope parts, or refused).
 
-    Raises ``InvalidIdError`` for a malformed page id and ``UserError`` when the layer has no such page.
+    Raises ``InvalidIdError`` for a malformed page id and ``UserError`` when the layer has no such page
+    or ``scope`` may not see it.
     """
     src = pages or WikiPageSource()
     page = src.load_page(ws, page_id)
+    if scope is not None and (page := scope.page(page)) is None:
+        raise UserError(f"navigation page {page_id!r} is outside this skill's allowed sources (it is derived "
+                        "from articles the skill may not read)")
     ids = list(page.article_ids())
     found = (store or ArticleStore(ws)).get_many(ids)
     summaries = {str(getattr(s, "id", "")): str(getattr(s, "summary", "") or "")

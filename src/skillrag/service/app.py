@@ -70,6 +70,7 @@ from skillrag.service.skills import SkillCatalog
 from skillrag.service.threads import ThreadStore
 from skillrag.service.web import WebFetcher, WebSearchProvider
 from skillrag.workspace.config import ServiceSettings
+from skillrag.workspace.ids import ID_RULES
 
 __all__ = ["LOOPBACK_HOSTS", "ErrorBody", "RequestGuard", "RunRequest", "RunRunner", "create_app", "workspace_app"]
 
@@ -79,7 +80,10 @@ log = logging.getLogger("skillrag.service")
 RunRunner = Callable[[dict[str, Any], str, str | None], dict[str, Any]]
 
 _BEARER = HTTPBearer(auto_error=False, description="Set with `skillrag serve --token`.")
-_ID = r"^[A-Za-z0-9][A-Za-z0-9_.()+\-:#]{0,199}$"
+#: Id patterns for the schema and the path parameters (``skillrag.workspace.ids``, where ``check_id`` refuses
+#: ``..`` and reserved case names too).
+_ID = ID_RULES["article"].schema_pattern
+_CASE_ID = ID_RULES["case"].schema_pattern
 
 
 class ErrorBody(BaseModel):
@@ -114,8 +118,8 @@ class RunCase(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
     case_id: Annotated[str, AfterValidator(_plain_case_id)] = Field(
-        max_length=200, json_schema_extra={"pattern": _ID},
-        description="A plain id (letters, digits, _ . - + ( ) :), checked by `corpus.check_id`.")
+        max_length=200, json_schema_extra={"pattern": _CASE_ID},
+        description="A plain case id (letters, digits, _ - + ( ) :), checked by `corpus.check_id`.")
 
 
 class RunRequest(BaseModel):

@@ -66,7 +66,8 @@ def build_mcp_server(
 
     @server.tool(description=(
         "Load one support case by id: contact reason, notes, transcript (no reference answer), its as_of "
-        "reference date and the budget left. Starts the case's session (calling it again continues it)."))
+        "reference date and the budget left. Starts the case's session (calling it again continues it; "
+        "new_session=true starts the next one only after an accepted save, never resetting a budget)."))
     def load_case(case_id: str, new_session: bool = False) -> dict[str, Any]:
         try:
             case = tools.load_case(case_id, new_session=new_session)

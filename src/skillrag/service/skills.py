@@ -9,7 +9,6 @@ retrieval may read, and the web mode and allowlist). ``RegistryCatalog`` adapts
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
@@ -17,14 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from skillrag.corpus import SourceScope
 from skillrag.errors import ConfigError, EmptyInputError, SkillNotFound
 from skillrag.service.allowlist import HostAllowlist
+from skillrag.workspace.config import MAX_K
+from skillrag.workspace.ids import is_id
 
 __all__ = ["RegistryCatalog", "SkillCatalog", "SkillView", "SourcePolicy", "parse_slug", "select_skill"]
 
 log = logging.getLogger("skillrag.service")
-
-#: A skill name as a slash command: what follows the ``/`` up to the first white space must be all of it.
-_SLUG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
-
 
 class SourcePolicy(BaseModel):
     """Which sources a chat may read.
@@ -63,7 +60,7 @@ class SkillView(BaseModel):
     manual: str = Field("", description="SKILL.md body: the system prompt of a model chat under this skill.")
     backend: Literal["wiki", "direct"] | None = Field(None, description="Search backend; none = workspace default.")
     mode: Literal["hybrid", "bm25", "dense"] | None = Field(None, description="Retrieval mode; none = default.")
-    k: int = Field(8, ge=1, le=200, description="Hits per retrieval, in article ids.")
+    k: int = Field(8, ge=1, le=MAX_K, description="Hits per retrieval, in article ids.")
     max_snippets: int = Field(4, ge=1, le=50, description="Quotes in an extractive answer.")
     min_snippet_chars: int = Field(40, ge=1, description="Shortest quote, in characters.")
     policy: SourcePolicy = Field(default_factory=SourcePolicy)
@@ -180,7 +177,7 @@ def parse_slug(question: str) -> tuple[str | None, str]:
         return None, question
     parts = text[1:].split(maxsplit=1) if text[1:2].strip() else []
     token, rest = (parts[0] if parts else ""), (parts[1] if len(parts) > 1 else "")
-    if not _SLUG_NAME.fullmatch(token):
+    if not is_id(token, "skill"):  # what follows the '/' up to the first white space must be all of it
         shown = token if len(token) <= 40 else token[:40] + "..."
         raise SkillNotFound(f"/{shown} does not name a skill: a question that starts with '/' must start with "
                             "'/skill-name' and a space")

@@ -11,7 +11,6 @@ File: ``<workspace>/.skillrag/service.sqlite`` (WAL mode), table ``turns``.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,13 +19,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from skillrag.errors import InvalidIdError, WorkspaceError
+from skillrag.errors import WorkspaceError
+from skillrag.workspace.ids import ID_RULES, check_id
 
 __all__ = ["THREAD_ID_PATTERN", "ThreadStore", "Turn", "check_thread_id", "thread_key"]
 
-#: Client thread ids: letters, digits, ``_ . -``; 1–128 characters; never ``::``.
-THREAD_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$"
-_THREAD_ID = re.compile(THREAD_ID_PATTERN)
+#: Client thread ids: letters, digits, ``_ . -``; 1–128 characters; never ``::`` (the ``thread`` rule of
+#: ``skillrag.workspace.ids``; this form is for pydantic's ``Field(pattern=)``).
+THREAD_ID_PATTERN = ID_RULES["thread"].schema_pattern
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS turns (
@@ -54,9 +54,7 @@ CREATE TABLE IF NOT EXISTS service_runs (
 
 def check_thread_id(value: str) -> str:
     """``value`` if it is a valid client thread id, else ``InvalidIdError``."""
-    if not isinstance(value, str) or not _THREAD_ID.fullmatch(value):
-        raise InvalidIdError(f"{value!r} is not a valid thread id (1-128 of letters, digits, _ . -)")
-    return value
+    return check_id(value, "thread")
 
 
 def thread_key(thread_id: str, skill: str | None) -> str:

@@ -13,8 +13,9 @@ transaction that checks and increments the counter, so parallel agents (one per 
 calls of one case) can never overrun a budget; a call that then fails is refunded.
 
 How a call finds its case: ``load_case`` starts the case's session, or continues the one it already
-has (re-reading a case never resets its budgets; ``new_session=True`` does, and is meant for the
-operator re-running a case); it is the only call that starts one, so a call naming a case that
+has (re-reading a case never resets its budgets; ``new_session=True`` starts the case's next session
+only once the current one is finished, with an accepted save, or has spent nothing: see
+``SkillTools.load_case``); it is the only call that starts one, so a call naming a case that
 was never loaded is refused rather than given a fresh budget. A later call names its case (``--case``, ``$SKILLRAG_CASE``, MCP's
 ``case_id``, the output's ``case_id`` for ``save_output``) or, when it names none, goes to the one
 open session of the skill (loaded, no accepted save yet); with none or several open it is refused

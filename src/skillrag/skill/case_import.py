@@ -47,9 +47,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from skillrag.corpus import check_id
-from skillrag.errors import ConfigError, InvalidIdError, MalformedSourceError, UserError
+from skillrag.errors import ConfigError, MalformedSourceError, UserError
 from skillrag.skill.cases import CaseRecord, Message, _GroundTruthBody
+from skillrag.workspace.ids import make_id
 
 __all__ = ["FieldSpec", "GroundTruthMap", "ImportMapping", "MessageMap", "import_cases", "load_mapping", "parse_maps"]
 
@@ -377,12 +377,8 @@ def _messages(rec: _Record, spec: MessageMap) -> list[Message]:
 
 
 def _valid_id(raw: str) -> str:
-    try:
-        return check_id(raw, "case")
-    except InvalidIdError:
-        slug = re.sub(r"[^A-Za-z0-9_.\-+():]+", "-", raw).strip("-.")
-        slug = re.sub(r"\.{2,}", ".", slug)[:128]
-        return check_id(slug, "case") if slug else ""
+    """``raw`` as a case id (``workspace.ids.make_id``: disallowed runs become ``-``); ``""`` when none."""
+    return make_id(raw, "case")
 
 
 def _record_list(file: Path, data: Any, where: str | None) -> list[Any]:

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillrag.skill.contract import ContractLimits
-from skillrag.workspace.config import load_yaml_model
+from skillrag.workspace.config import MAX_K, load_yaml_model
 
 __all__ = ["SkillBudgets", "SkillConfig", "load_skill_config"]
 
@@ -37,7 +37,7 @@ class SkillConfig(BaseModel):
     mode: Literal["hybrid", "bm25", "dense"] | None = Field(
         None, description="Retrievers fused by `retrieve`; none = the workspace's search.mode."
     )
-    k: int = Field(10, ge=1, le=200, description="Results per `retrieve` call, in article ids.")
+    k: int = Field(10, ge=1, le=MAX_K, description="Results per `retrieve` call, in article ids.")
     pages: int = Field(
         3, ge=0, le=50, description="Navigation pages per `retrieve` call (wiki backend only; 0 = none)."
     )

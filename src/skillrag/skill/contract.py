@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillrag.corpus.model import ID_PATTERN
+from skillrag.workspace.ids import is_id
 
 __all__ = [
     "ALLOWED_TOP_FIELDS",
@@ -52,7 +52,6 @@ ALLOWED_TOP_FIELDS = REQUIRED_TOP_FIELDS + OPTIONAL_TOP_FIELDS
 #: Fields of each snippet (all required, all non-empty strings; no others allowed).
 SNIPPET_FIELDS = ("source_article", "source_title", "text", "why")
 
-_ID = ID_PATTERN  # the one id rule (anchored with \A...\Z: "ok\n" is not an id)
 
 _CHAR_MAP: dict[str, str] = {}
 for _c in "\u2018\u2019\u201a\u201b\u2032\u02bc":
@@ -181,7 +180,7 @@ def validate_output(
             reasons.append(f"{f} must be an object")
 
     case_id = output.get("case_id")
-    if "case_id" in output and not (isinstance(case_id, str) and _ID.match(case_id) and ".." not in case_id):
+    if "case_id" in output and not is_id(case_id, "case"):
         reasons.append(f"case_id: {case_id!r} is not a plain id")
     if "guidance" in output and not _is_text(output["guidance"]):
         reasons.append("guidance: must be a non-empty string")
@@ -228,7 +227,7 @@ def validate_output(
         aid, text = snip.get("source_article"), snip.get("text")
         if "source_article" in bad or "text" in bad:
             continue
-        if not _ID.match(aid) or ".." in aid:
+        if not is_id(aid, "article"):
             reasons.append(f"{where}.source_article: {aid!r} is not a plain id")
             continue
         if aid not in articles:

@@ -218,7 +218,7 @@ def _tag_lines(tags: Mapping[str, int] | None) -> str:
     if not tags:
         return ""
     listed = ", ".join(f"`{t}` ({n} articles)" for t, n in sorted(tags.items()) if t)
-    return f" Source tags in this corpus when the skill was exported: {listed}." if listed else ""
+    return f" Source tags this skill may search (its allowed sources) when it was exported: {listed}." if listed else ""
 
 
 def output_json_schema(max_snippets: int = 15, min_chars: int = 15) -> dict:
@@ -276,7 +276,7 @@ def export_skill(skill: Skill, dest: str | Path, *, workspace: Path | None = Non
 
     ``workspace``/``cases`` are recorded (as absolute paths) in ``scripts/config.json``. ``limits``:
     the per-case budgets the manual states (default: the skill's ``budgets`` over the default
-    ``harness`` settings); ``tags``: the corpus's source tags with their article counts, listed in
+    ``harness`` settings); ``tags``: the source tags in the skill's scope with their article counts, listed in
     ``references/tools.md`` for ``--tag``. Raises ``UserError`` when the folder exists and
     ``overwrite`` is false, or when the written folder fails the specification checks
     (``check_skill_folder``).

@@ -21,6 +21,8 @@ from typing import Any
 import frontmatter
 import yaml
 
+from skillrag.workspace.ids import ID_RULES, is_id
+
 __all__ = [
     "FRONT_MATTER_KEYS",
     "NAME_PATTERN",
@@ -30,7 +32,8 @@ __all__ = [
     "skill_folders",
 ]
 
-NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+#: A skill name: the ``skill`` rule of ``skillrag.workspace.ids`` (anchored: no trailing newline).
+NAME_PATTERN: re.Pattern[str] = ID_RULES["skill"].regex
 FRONT_MATTER_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 _WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
 _PATH_REF = re.compile(r"\b((?:scripts|references|assets)/[A-Za-z0-9_.\-/]+[A-Za-z0-9_])")
@@ -62,7 +65,7 @@ def check_front_matter(meta: dict[str, Any], folder_name: str | None) -> list[st
     else:
         if len(name) > 64:
             reasons.append(f"front matter: name {name!r} is {len(name)} characters, at most 64 allowed")
-        if not NAME_PATTERN.match(name):
+        elif not is_id(name, "skill"):
             reasons.append(
                 f"front matter: name {name!r} must be lowercase letters, digits and single hyphens"
             )

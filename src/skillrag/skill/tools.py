@@ -41,6 +41,7 @@ from skillrag.skill.contract import locate, validate_output, verify_audit
 from skillrag.skill.gaps import Gap, case_text, evidence_gaps
 from skillrag.skill.registry import Skill
 from skillrag.workspace import Workspace, atomic_write_text
+from skillrag.workspace.config import MAX_K
 
 __all__ = [
     "ArticleView",
@@ -64,6 +65,8 @@ T = TypeVar("T")
 LOG_STRING_CHARS = 200
 #: Most list items or mapping keys kept in a logged argument.
 LOG_ITEMS = 20
+#: Longest error message kept whole in a logged call (a contract rejection lists every reason).
+LOG_ERROR_CHARS = 1000
 
 
 class Retriever(Protocol):
@@ -73,13 +76,17 @@ class Retriever(Protocol):
     def search(self, query: str, k: int = 10, filters: Any = None) -> list[Any]: ...
 
 
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} chars)"
+
+
 def summarize_args(value: Any, depth: int = 0) -> Any:
     """``value`` cut to a bounded size for the tool-call log: strings over ``LOG_STRING_CHARS``
     characters are cut and end with ``… (N chars)``; lists keep ``LOG_ITEMS`` items and mappings
     ``LOG_ITEMS`` keys (plus a note of how many were left out); nesting below 3 levels becomes a
     type name."""
     if isinstance(value, str):
-        return value if len(value) <= LOG_STRING_CHARS else f"{value[:LOG_STRING_CHARS]}… ({len(value)} chars)"
+        return _cut(value, LOG_STRING_CHARS)
     if value is None or isinstance(value, bool | int | float):
         return value
     if depth >= 3:
@@ -101,8 +108,9 @@ def summarize_args(value: Any, depth: int = 0) -> Any:
 @dataclass(frozen=True)
 class ToolCall:
     """One tool call: ``tool`` name, its ``args`` (summarised to a bounded size, ``summarize_args``),
-    wall time ``ms`` in milliseconds, ``ok``, the ``error`` message when it failed, and the ``case_id``
-    it was charged to (when known)."""
+    wall time ``ms`` in milliseconds, ``ok``, the ``error`` message when it failed (cut at
+    ``LOG_ERROR_CHARS``), and the ``case_id`` it was charged to (when known; cut as an argument is).
+    Every field is bounded, so one call's log line is too (``SkillTools.log_path``)."""
 
     tool: str
     args: dict[str, Any]
@@ -367,12 +375,18 @@ class SkillTools:
         t0 = time.perf_counter()
         at = datetime.now(UTC).isoformat(timespec="milliseconds")
         logged = summarize_args(args)
+
+        def case_id() -> str | None:
+            c = case()
+            return summarize_args(c) if isinstance(c, str) else None
+
         try:
             result = fn()
         except Exception as exc:
-            self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, False, str(exc), at, case()))
+            self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, False,
+                                  _cut(str(exc), LOG_ERROR_CHARS), at, case_id()))
             raise
-        self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, True, None, at, case()))
+        self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, True, None, at, case_id()))
         return result
 
     def _record(self, call: ToolCall) -> None:
@@ -392,6 +406,19 @@ class SkillTools:
                                      surface=self.surface, new=new, private=private)
         self.session = state
         return state
+
+    def _check_new_session(self, case_id: str) -> None:
+        """Refuse ``load_case(new_session=True)`` for a case whose current session is unfinished (no
+        accepted save) and has spent something: a fresh session would be a fresh budget."""
+        cur = self.ledger.current(case_id, self.skill.name)
+        if cur is None or cur.accepted or not (cur.queries or cur.fetches or cur.saves):
+            return
+        lim = cur.limits
+        spent = (f"queries {cur.queries} of {lim.max_queries}, fetches {cur.fetches} of {lim.max_fetches}, "
+                 f"saves {cur.saves} of {lim.max_saves} used")
+        raise UserError(f"case {case_id!r} is still open ({spent}): a new session starts "
+                        "a case afresh only after an accepted save, never to reset a budget; go on with this "
+                        f"session, or run the case again with `skillrag run --case-id {case_id}` (a run has its own session)")
 
     def use_case(self, case_id: str | None) -> BudgetState:
         """The session a call for ``case_id`` goes to: this object's session when it is that case's
@@ -460,12 +487,22 @@ class SkillTools:
     def load_case(self, case_id: str, *, new_session: bool = False) -> Case:
         """The agent-facing case (no ground truth), with ``as_of`` filled in (the case's own date, else
         the day its session started). Starts the case's session, or continues the one it has (a
-        re-read never resets budgets; ``new_session`` does). Raises ``CaseNotFound``."""
+        re-read never resets budgets).
+
+        ``new_session`` starts the case's next session, and never gives a case more budget than its
+        run has: only when the current session is *finished* (an accepted save: the case is being run
+        again) or has spent nothing. An unfinished session that has spent something is refused with
+        ``UserError`` naming what it spent, on every surface (this method backs the CLI, MCP, the
+        exported scripts and the harnesses). To run such a case again from the start, run it
+        (``skillrag run``, ``POST /runs``: each run has a private session) or, from the operator's own
+        code, ``start_session(case_id, new=True)``. Raises ``CaseNotFound``."""
         def run() -> Case:
             case = self.cases.load(case_id)
             if self.session is not None and self.session.private and self.session.case_id == case.case_id:
                 state = self.session  # a harness run: its own session is already open
             else:
+                if new_session:
+                    self._check_new_session(case.case_id)
                 state = self.start_session(case.case_id, new=new_session, as_of=case.as_of)
             self.ledger.note(state.session_id, "load_case", case.case_id)
             return case.model_copy(update={"as_of": case.as_of or _date(state.as_of)})
@@ -481,9 +518,10 @@ class SkillTools:
         ``k`` defaults to the skill's ``k`` and ``pages`` to its ``pages``; ``filters`` is a
         ``SearchFilters`` or a mapping of its fields (``source_tags``, ``title_prefixes``,
         ``id_prefixes``, ``path_prefixes``), always restricted to the skill's ``allowed_sources``.
-        Spends one query of the case. Raises ``EmptyInputError`` for an empty query,
-        ``IndexStateError`` when there is no index, ``UserError`` for a tag outside the skill's
-        sources, ``BudgetExceeded`` when the query budget is spent."""
+        Spends one query of the case. Raises ``EmptyInputError`` for an empty query, ``UserError`` for a
+        ``k`` outside 1..``MAX_K`` (``workspace.config``: the one cap of every surface) or a tag outside the
+        skill's sources, ``IndexStateError`` when there is no index, ``BudgetExceeded`` when the query
+        budget is spent."""
         kk = k if k is not None else self.skill.config.k
         n_pages = self.skill.config.pages if pages is None else pages
         state_box: dict[str, BudgetState] = {}
@@ -491,6 +529,8 @@ class SkillTools:
         def run() -> RetrieveResult:
             if not isinstance(query, str) or not query.strip():
                 raise EmptyInputError("empty query: give some words to search for")
+            if isinstance(kk, bool) or not isinstance(kk, int) or not 1 <= kk <= MAX_K:
+                raise UserError(f"k must be a whole number from 1 to {MAX_K}, got {summarize_args(kk)!r}")
             flt = self._filters(filters)
             state = self._account(case_id)
             if state is not None:
@@ -510,8 +550,9 @@ class SkillTools:
 
     def read_page(self, page_id: str, *, case_id: str | None = None) -> PageRead:
         """One navigation page whole (``retrieve --page``): what it solves, its procedure with typed
-        links and every article it cites with its title. Spends one query of the case. Raises
-        ``InvalidIdError`` / ``UserError`` for a malformed or unknown page id."""
+        links and every article it cites with its title, as far as the skill's scope allows
+        (``corpus.ScopedArticles.page``). Spends one query of the case. Raises ``InvalidIdError`` /
+        ``UserError`` for a malformed or unknown page id, or a page the scope hides (refunded)."""
         state_box: dict[str, BudgetState] = {}
 
         def run() -> PageRead:
@@ -525,17 +566,16 @@ class SkillTools:
                 state_box["s"] = state
 
             def read() -> Any:
+                # the page as the skill's scope may see it (corpus.ScopedArticles.page): whole, reduced to
+                # the parts its in-scope articles alone give, or refused
                 reader = getattr(self._retriever, "read_page", None)
                 if callable(reader):
-                    return reader(page_id)
+                    return reader(page_id, scope=self.articles)
                 from skillrag.search import read_page
 
-                return read_page(self.workspace, page_id, store=self.store)
+                return read_page(self.workspace, page_id, store=self.store, scope=self.articles)
 
             view, after = self._charged("query", "retrieve", f"page:{page_id}", state, read)
-            if self.articles.source_tags() is not None:  # a page may cite articles outside the scope: leave them out
-                keep = self.articles.get_many([a.id for a in view.articles])
-                view = replace(view, articles=tuple(a for a in view.articles if a.id in keep))
             return PageRead(view, after)
 
         args = {"page": page_id} | ({"case_id": case_id} if case_id else {})
@@ -765,23 +805,11 @@ class SkillTools:
         return None if flt.is_empty() else flt
 
     def _scoped_pages(self, finder: Callable[..., Any], query: str, k: int, filters: Any) -> list[Any]:
-        """``search_pages`` restricted to the skill's scope: pages list only in-scope articles, and a
-        page left with none is dropped."""
-        tags = self.articles.source_tags()
-        if tags is None:
-            return list(finder(query, k=k, filters=filters))
-        if not tags:
-            return []
-        from skillrag.search import SearchFilters
-
-        narrowed = [t for t in (filters.source_tags or tags) if t in tags] if filters is not None else tags
-        if not narrowed:
-            return []
-        base = filters if filters is not None else SearchFilters()
-        pages = finder(query, k=k, filters=base.model_copy(update={"source_tags": narrowed}))
-        keep = self.articles.get_many([a.id for p in pages for a in p.articles])
-        out = [replace(p, articles=tuple(a for a in p.articles if a.id in keep)) for p in pages]
-        return [p for p in out if p.articles]
+        """``search_pages`` seen through the skill's scope (``corpus.ScopedArticles.page``): a page
+        derived from out-of-scope articles is reduced to its in-scope parts or not listed at all."""
+        if self.articles.source_tags() == []:
+            return []  # no article in scope: no page either
+        return list(finder(query, k=k, filters=filters, scope=self.articles))
 
     @staticmethod
     def _filter_args(filters: Any) -> dict[str, Any]:

@@ -43,6 +43,7 @@ Typed links are ``[TYPE: ARTICLE-ID]`` with TYPE from :class:`LinkType`. ``rende
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from enum import StrEnum
 from typing import Literal
 
@@ -50,8 +51,8 @@ import frontmatter
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from skillrag.corpus.model import ID_PATTERN
 from skillrag.errors import InvalidIdError, WorkspaceError
+from skillrag.workspace.ids import ID_RULES, check_id, is_id
 
 __all__ = [
     "LINK_RE",
@@ -68,8 +69,9 @@ __all__ = [
     "slugify",
 ]
 
-#: Page ids: lower-case letters, digits and single dashes (also the file name, ``<id>.md``).
-PAGE_ID_PATTERN = re.compile(r"^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,119}$")
+#: Page ids: lower-case letters, digits and single dashes (also the file name, ``<id>.md``); the
+#: ``page`` rule of ``skillrag.workspace.ids`` (anchored with ``\A…\Z``: no trailing newline).
+PAGE_ID_PATTERN: re.Pattern[str] = ID_RULES["page"].regex
 
 
 class LinkType(StrEnum):
@@ -93,14 +95,14 @@ PageKind = Literal["entity", "aspect", "topic"]
 #: What a page is: one family's complete article list, one aspect compared across siblings, or other.
 PAGE_KINDS: tuple[str, ...] = ("entity", "aspect", "topic")
 #: ``[type: article-id]`` inside page text.
-LINK_RE = re.compile(r"\[(" + "|".join(LINK_TYPES) + r"):\s*([A-Za-z0-9][A-Za-z0-9_.()+\-:#]*)\]")
+#: An article id inside page text (the ``article`` rule's characters; ``Link`` checks the whole rule).
+_ARTICLE_ID = f"[{ID_RULES['article'].first}][{ID_RULES['article'].chars}]*"
+LINK_RE = re.compile(r"\[(" + "|".join(LINK_TYPES) + r"):\s*(" + _ARTICLE_ID + r")\]")
 
 
 def check_page_id(value: str) -> str:
-    """Return ``value`` if it is a valid page id, else raise ``InvalidIdError``."""
-    if not isinstance(value, str) or not PAGE_ID_PATTERN.match(value):
-        raise InvalidIdError(f"{value!r} is not a valid page id (lower-case letters, digits, single dashes)")
-    return value
+    """Return ``value`` if it is a valid page id (``workspace.ids``' ``page`` rule), else raise ``InvalidIdError``."""
+    return check_id(value, "page")
 
 
 def slugify(text: str, max_len: int = 80) -> str:
@@ -125,7 +127,7 @@ class Link(BaseModel):
     @field_validator("article_id")
     @classmethod
     def _id(cls, v: str) -> str:
-        if not ID_PATTERN.match(v) or ".." in v:
+        if not is_id(v, "article"):
             raise ValueError(f"{v!r} is not a valid article id")
         return v
 
@@ -166,7 +168,7 @@ class SourceRef(BaseModel):
     @field_validator("id")
     @classmethod
     def _id(cls, v: str) -> str:
-        if not ID_PATTERN.match(v) or ".." in v:
+        if not is_id(v, "article"):
             raise ValueError(f"{v!r} is not a valid article id")
         return v
 
@@ -246,6 +248,36 @@ class Page(BaseModel):
     def source_ids(self) -> list[str]:
         return [s.id for s in self.sources]
 
+    def within(self, inside: Collection[str]) -> Page | None:
+        """This page as a reader who may read only the articles ``inside`` sees it: a page is derived
+        from its articles, so it shows only what it derives from articles inside.
+
+        * every article the page derives from (``article_ids()``) inside: the page, whole;
+        * none inside: None (not shown, not listed);
+        * some inside: the parts attributable to them alone. A step is attributed to the articles it
+          links, so it stays when it links at least one article and every one it links is inside; a
+          source entry (id, title, summary) and a page-level link are their article's. The intent, the
+          solves and does-not-solve lists and a step with no link were written from the page's sources
+          together and cannot be attributed: they are dropped. The id and title, the page's name, stay
+          (``corpus.ScopedArticles.page`` hides the page when its name says what only outside articles
+          say).
+
+        The one reduction of pages, applied through ``corpus.ScopedArticles.page`` by every surface."""
+        ids = self.article_ids()
+        keep = set(inside)
+        if all(a in keep for a in ids):
+            return self
+        if not any(a in keep for a in ids):
+            return None
+        steps = tuple(st for st in self.steps if st.links and all(ln.article_id in keep for ln in st.links))
+        reduced = self.model_copy(update={
+            "intent": "", "solves": (), "does_not_solve": (), "steps": steps,
+            "pooled_links": tuple(ln for ln in self.pooled_links if ln.article_id in keep),
+            "sources": tuple(src for src in self.sources if src.id in keep),
+            "built_from": {a: h for a, h in self.built_from.items() if a in keep},
+        })
+        return reduced if reduced.article_ids() else None  # nothing attributable left: not shown
+
 
 _SECTION_ORDER = ("Intent", "Solves", "Does not solve", "Procedure", "Links", "Sources")
 
@@ -279,7 +311,7 @@ def render_page(page: Page) -> str:
 _H2 = re.compile(r"^##[ \t]+(.+?)[ \t]*$", re.MULTILINE)
 _NUM = re.compile(r"^\d+[.)][ \t]+(.*)$")
 _BULLET = re.compile(r"^[-*][ \t]+(.*)$")
-_SOURCE = re.compile(r"^`?([A-Za-z0-9][A-Za-z0-9_.()+\-:#]*)`?(?:[ \t]+[—–-][ \t]+(.*))?$")
+_SOURCE = re.compile(r"^`?(" + _ARTICLE_ID + r")`?(?:[ \t]+[—–-][ \t]+(.*))?$")
 
 
 def _sections(body: str) -> dict[str, list[str]]:

@@ -51,6 +51,12 @@ class CorpusSettings(_Section):
     )
 
 
+#: Most results one search call returns, on every surface: ``search.k``, a skill's ``k``, the service's
+#: ``k``, ``skillrag search -k``, ``skillrag tool retrieve -k`` and ``SkillTools.retrieve(k=)`` (so MCP
+#: and the exported scripts too). One cap, here.
+MAX_K = 200
+
+
 class SearchSettings(_Section):
     """The one retrieval tool: BM25 + dense retrieval fused by reciprocal rank fusion."""
 
@@ -60,7 +66,7 @@ class SearchSettings(_Section):
         "Chosen by measurement on tau2 banking (README, \"Which backend is the default\")."
     )
     mode: Literal["hybrid", "bm25", "dense"] = Field("hybrid", description="Which retrievers to fuse.")
-    k: int = Field(10, ge=1, le=200, description="Results returned per query, in article ids.")
+    k: int = Field(10, ge=1, le=MAX_K, description="Results returned per query, in article ids.")
     embedder: str = Field("minilm-int8", description="Embedder backend name (see `skillrag index --help`).")
     embedder_model: str | None = Field(None, description="Model path or name passed to the embedder.")
     embedder_tokenizer: str | None = Field(None, description="tokenizer.json path for a custom ONNX model.")

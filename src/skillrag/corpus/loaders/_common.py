@@ -7,8 +7,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from skillrag.corpus.model import ID_PATTERN, SourceArticle
+from skillrag.corpus.model import SourceArticle
 from skillrag.errors import MalformedSourceError
+from skillrag.workspace.ids import ID_RULES, is_id
 
 #: C0 control characters other than tab, newline, vertical tab, form feed and carriage return, and DEL.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
@@ -36,8 +37,9 @@ def read_text(path: Path) -> str:
         raise MalformedSourceError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-#: What an id may hold, for error messages (``skillrag.corpus.model.ID_PATTERN``, less the ``#`` of section ids).
-ID_RULE = "letters, digits and _ . - + ( ) : only, starting with a letter or digit, at most 200 characters"
+#: What an id may hold, for error messages (the ``source`` rule of ``skillrag.workspace.ids``: an article
+#: id less the ``#`` of section ids).
+ID_RULE = ID_RULES["source"].describe
 
 
 def id_from_path(rel: Path) -> str:
@@ -48,10 +50,10 @@ def id_from_path(rel: Path) -> str:
 
 
 def check_source_id(aid: Any, path: Path, *, where: str = "", from_name: str | None = None) -> str:
-    """``aid`` if it is a valid source id (``ID_PATTERN``, no ``..``, no ``#``), else raise
+    """``aid`` if it is a valid source id (``workspace.ids``' ``source`` rule: no ``..``, no ``#``), else raise
     ``MalformedSourceError`` naming ``path`` and the characters an id may hold. ``from_name``: how
     the file could set an id instead, when ``aid`` was derived from its name (``id_from_path``)."""
-    if isinstance(aid, str) and ID_PATTERN.fullmatch(aid) and ".." not in aid and "#" not in aid:
+    if is_id(aid, "source"):
         return aid
     loc = f"{where}: " if where else ""
     if from_name is not None:
