@@ -105,3 +105,28 @@ def test_save_output_leaves_the_cases_own_facts_alone(wiki_ws, tmp_path):
     flagged = {g.subject for g in no_case.save_output(out, check=True).warnings}
     assert {"$195", "cust_user_77", "$40"} <= flagged
     assert saved.output["audit"]["warnings"] == [g.to_dict() for g in saved.warnings]
+
+
+def _unused(guidance: str, snippets: list[dict]) -> list[str]:
+    out = {"guidance": guidance, "snippets": snippets}
+    bodies = {"a": " ".join(s["text"] for s in snippets)}
+    return [g.subject for g in evidence_gaps(out, bodies) if g.kind == "unused_snippet"]
+
+
+def test_unused_snippet_reads_hyphens_case_and_inflection_like_the_other_checks():
+    snip = {"source_article": "a", "source_title": "t", "why": "the rule",
+            "text": "Membership in this tier is extended by invitation only."}
+    # "invitation-only" and "by invitation only" are the same two terms, next to each other in both
+    assert _unused("1. Tell the customer the Diamond Elite card is Invitation-Only; they cannot apply.", [snip]) == []
+    # a step that shares nothing with it still leaves it unused
+    assert _unused("1. Verify the customer's identity.", [snip]) == ["snippets[0]"]
+
+
+def test_unused_snippet_counts_the_why_and_the_step_it_names():
+    snip = {"source_article": "a", "source_title": "t", "text": "Wires leave the same business day.",
+            "why": "the cut-off time"}
+    guidance = "1. Verify the customer.\n2. Send the transfer before 5 pm."
+    assert _unused(guidance, [snip]) == ["snippets[0]"]
+    assert _unused(guidance, [{**snip, "why": "Step 2: when it is sent"}]) == []
+    # a bulleted guidance counts its bullets as steps 1, 2, ...
+    assert _unused("- Verify the customer.\n- Send the transfer.", [{**snip, "why": "step 2"}]) == []

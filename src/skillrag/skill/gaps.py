@@ -14,9 +14,11 @@ Four kinds, each a ``Gap(kind, message, subject)``:
   (``case_text``: its notes, messages and field names, e.g. the customer's "$700", a competitor's
   "8%", a user id ``friend_user_5839``, the customer's "Cobalt Blue" account, ``as_of``) is never
   flagged, whatever the articles say.
-* ``unused_snippet``: no step of the guidance uses the snippet: none shares one of its identifiers
-  or three of its distinct content terms (all of them when it has fewer; English stop words dropped,
-  Snowball stems). Steps are the numbered or bulleted lines of the guidance, else its paragraphs.
+* ``unused_snippet``: the snippet is linked to no step of the guidance by the one step-to-snippet rule
+  (``skill.links``, also the review page's): its ``why`` names no step, no step quotes it, and no step
+  shares enough of its content terms (those of its text and its ``why``; case, hyphens and inflection
+  do not matter: "invitation-only" and "by invitation only" share *invit onli*). A snippet with no
+  content terms at all (only figures) is not judged.
 * ``unfetched_citation``: a snippet cites an article this case never read with ``get_article`` (the
   case's tool log in the workspace store knows).
 * ``source_title_mismatch``: a snippet's ``source_title`` is not the title of the article it cites
@@ -42,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillrag.skill.contract import normalize
+from skillrag.skill.links import guidance_steps, link_steps, split_guidance
 
 __all__ = ["GAP_KINDS", "Gap", "case_text", "evidence_gaps", "identifiers"]
 
@@ -60,7 +63,6 @@ _NAME = re.compile(r"\b[A-Z][\w'’+&-]*(?:[ \t]+(?:of[ \t]+|&[ \t]+)?[A-Z0-9][\
 _JOIN = {"of", "&"}
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 _WORDY = re.compile(r"[^\W\d_]{2,}")  # a word with letters, not a number or a code like "05"
-_STEP = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+•])\s+")
 
 
 @dataclass(frozen=True)
@@ -181,19 +183,6 @@ def identifiers(text: str) -> set[str]:
     return _tools(text) | set(_amounts(text).values())
 
 
-def _steps(guidance: str) -> list[str]:
-    lines = [ln for ln in guidance.splitlines() if ln.strip()]
-    steps: list[str] = []
-    for ln in lines:
-        if _STEP.match(ln) or not steps:
-            steps.append(ln)
-        else:
-            steps[-1] += " " + ln.strip()
-    if len(steps) <= 1 and "\n\n" in guidance:
-        steps = [p for p in re.split(r"\n\s*\n", guidance) if p.strip()]
-    return steps
-
-
 def evidence_gaps(
     output: Mapping[str, Any],
     bodies: Mapping[str, str],
@@ -246,18 +235,14 @@ def evidence_gaps(
         gaps.append(Gap("unquoted_identifier", f"the guidance names {name!r} but no snippet contains it: quote "
                         "the passage about it, or check the name", name))
 
-    # 2. snippets no step uses
-    steps = _steps(guide)
-    step_terms = [set(terms(st)) for st in steps]
-    step_ids = [{x.casefold() for x in identifiers(st)} for st in steps]
-    for i, (s, text) in enumerate(zip(snippets, texts, strict=True)):
-        own = set(terms(text))
-        own_ids = {x.casefold() for x in identifiers(text)}
-        need = min(3, len(own))
-        used = any(own_ids & sid or len(own & st) >= need for st, sid in zip(step_terms, step_ids, strict=True))
-        if own and not used:
-            gaps.append(Gap("unused_snippet", f"snippets[{i}] ({s.get('source_article')}) shares nothing with any "
-                            "step of the guidance: tie it to the step it supports, or drop it", f"snippets[{i}]"))
+    # 2. snippets no step uses (the one step-to-snippet rule, ``skill.links``)
+    steps = guidance_steps(split_guidance(guidance))
+    for i in link_steps(steps, snippets, terms=terms):
+        s = snippets[i]
+        if not any(not t.isdigit() for t in terms(texts[i])):
+            continue  # nothing to tell its step by (only figures and stop words): not judged
+        gaps.append(Gap("unused_snippet", f"snippets[{i}] ({s.get('source_article')}) is linked to no step of the "
+                        "guidance: name the step it supports in its why (\"step 3\"), or drop it", f"snippets[{i}]"))
 
     # 3. citations of articles this case never read
     if fetched is not None:
