@@ -130,3 +130,15 @@ def test_unused_snippet_counts_the_why_and_the_step_it_names():
     assert _unused(guidance, [{**snip, "why": "Step 2: when it is sent"}]) == []
     # a bulleted guidance counts its bullets as steps 1, 2, ...
     assert _unused("- Verify the customer.\n- Send the transfer.", [{**snip, "why": "step 2"}]) == []
+
+
+def test_a_subject_carries_no_punctuation_and_no_leading_article():
+    body = "The Green Account charges a monthly fee of $15, waived above $1,500."
+    snip = {"source_article": "a", "source_title": "t", "text": "Verify the customer first.", "why": "step 1"}
+    out = {"guidance": "1. The Green Account fee is $15, and it is waived above $1,500.", "snippets": [snip]}
+    assert sorted(g.subject for g in evidence_gaps(out, {"a": body}) if g.kind == "unquoted_identifier") == [
+        "$1,500", "$15", "Green Account"]
+    # and a quote of the name without the article covers the name the guidance opens a sentence with
+    quoted = {**snip, "text": "Green Account: a monthly fee of $15, waived above $1,500."}
+    assert [g for g in evidence_gaps({**out, "snippets": [quoted]}, {"a": body + " " + quoted["text"]})
+            if g.kind == "unquoted_identifier"] == []

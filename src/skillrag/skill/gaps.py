@@ -8,8 +8,9 @@ Four kinds, each a ``Gap(kind, message, subject)``:
   capitalised words, at least two of them words rather than numbers, e.g. "Gold Rewards Card", that
   occur in one of the articles the output cites or the case read; the title of an article a snippet
   quotes covers it too). Everything is compared case-insensitively ("Tier 1 Plan" is covered by
-  "TIER 1 PLAN"); quote marks around a name and a possessive ``'s`` are not part of it; article ids
-  are not identifiers. Structure labels (a word and a number: "Step 1", "Tier 2", "CODE 05") are not
+  "TIER 1 PLAN"); quote marks around a name, a possessive ``'s`` and a leading article or determiner
+  ("The Green Account" is the Green Account) are not part of it; an amount ends at its last digit
+  ("$15," is $15; a comma inside one only separates thousands: "$1,500"); article ids are not identifiers. Structure labels (a word and a number: "Step 1", "Tier 2", "CODE 05") are not
   names. **Case facts are not policy claims**: an identifier that occurs in the agent-facing case
   (``case_text``: its notes, messages and field names, e.g. the customer's "$700", a competitor's
   "8%", a user id ``friend_user_5839``, the customer's "Cobalt Blue" account, ``as_of``) is never
@@ -55,12 +56,15 @@ _TICK = re.compile(r"`([^`\n]{2,80})`")
 _CUR = {"$": "$", "usd": "$", "dollar": "$", "dollars": "$", "€": "€", "eur": "€", "euro": "€", "euros": "€",
         "£": "£", "gbp": "£", "pound": "£", "pounds": "£", "¥": "¥", "%": "%", "percent": "%"}
 _AMOUNT = re.compile(
-    r"(?P<pre>[$€£¥])\s?(?P<n1>\d[\d,]*(?:\.\d+)?)"
-    r"|(?P<n2>\d[\d,]*(?:\.\d+)?)\s?(?P<post>%|percent\b|USD\b|EUR\b|GBP\b|dollars?\b|euros?\b|pounds?\b)",
+    r"(?P<pre>[$€£¥])\s?(?P<n1>\d+(?:,\d{3})*(?:\.\d+)?)"
+    r"|(?P<n2>\d+(?:,\d{3})*(?:\.\d+)?)\s?(?P<post>%|percent\b|USD\b|EUR\b|GBP\b|dollars?\b|euros?\b|pounds?\b)",
     re.IGNORECASE,
 )
 _NAME = re.compile(r"\b[A-Z][\w'’+&-]*(?:[ \t]+(?:of[ \t]+|&[ \t]+)?[A-Z0-9][\w'’+&-]*)+")
 _JOIN = {"of", "&"}
+#: Words that open a sentence or a noun phrase ("The Green Account"), never the start of a name.
+_LEADING = {"the", "a", "an", "this", "that", "these", "those", "our", "your", "their", "its", "my", "each", "every",
+            "any", "some", "no", "both"}
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 _WORDY = re.compile(r"[^\W\d_]{2,}")  # a word with letters, not a number or a code like "05"
 
@@ -141,6 +145,8 @@ def _name_words(run: str) -> list[str]:
         if not w:
             break
         words.append(w)
+    while words and words[0].casefold() in _LEADING:
+        words.pop(0)  # "The Green Account" is the Green Account
     return words
 
 
