@@ -214,6 +214,24 @@ def test_audit_and_meta_are_allowed_objects():
     assert "meta must be an object" in _reasons(o)
 
 
+def test_derived_is_an_optional_list_of_value_from_how():
+    o = out(("art_a", "freeze it first"))
+    o["derived"] = [{"value": "$50", "from": ["$200", "$150"], "how": "annual fee $200 minus the $150 credit"}]
+    assert _reasons(o) == []
+    o["derived"] = {"value": "$50"}
+    assert _reasons(o) == ["derived: must be a list of {value, from, how} objects"]
+    o["derived"] = [{"value": "", "from": [], "how": "x", "step": 2}, "x",
+                    {"value": "$5", "from": ["$1"] * 11, "how": "sum"}]
+    assert _reasons(o) == [
+        "derived[0]: unknown field 'step' (allowed: value, from, how)",
+        "derived[0].value: must be a non-empty string",
+        "derived[0].from: must be a non-empty list of the quoted figures it comes from (strings)",
+        "derived[1]: must be an object with value, from, how",
+        "derived[2].from: 11 items, at most 10 allowed"]
+    o["derived"] = [{"value": "$1", "from": ["$1"], "how": "x"}] * 31
+    assert _reasons(o) == ["derived: 31 entries, at most 30 allowed"]
+
+
 @pytest.mark.shared
 @pytest.mark.slow
 def test_real_articles_substrings_located_and_perturbations_rejected(tau2_dir):

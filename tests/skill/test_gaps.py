@@ -142,3 +142,48 @@ def test_a_subject_carries_no_punctuation_and_no_leading_article():
     quoted = {**snip, "text": "Green Account: a monthly fee of $15, waived above $1,500."}
     assert [g for g in evidence_gaps({**out, "snippets": [quoted]}, {"a": body + " " + quoted["text"]})
             if g.kind == "unquoted_identifier"] == []
+
+
+WIRE = {"source_article": "a", "source_title": "t", "text": "Domestic wires cost $25 and leave the same day.",
+        "why": "Step 2: the wire fee"}
+MAIL = {"source_article": "a", "source_title": "t", "text": "Replacement cards are mailed within 5 business days.",
+        "why": "Step 1: delivery time"}
+STEPS = "1. Order the replacement card; the replacement fee is $25.\n2. For the domestic wire, say it leaves today."
+
+
+def _warned(guidance: str, snippets: list[dict], case: str | None = None, **kw) -> list[tuple[str, str]]:
+    out = {"guidance": guidance, "snippets": snippets, **kw}
+    body = " ".join(s["text"] for s in snippets)
+    return [(g.kind, g.subject) for g in evidence_gaps(out, {"a": body}, case=case)
+            if g.kind in ("unquoted_identifier", "unsupported_derived")]
+
+
+def test_a_figure_is_matched_against_the_snippets_of_the_step_that_states_it():
+    # $25 is quoted, but only by the wire snippet, which backs step 2: step 1's fee has no quote behind it
+    out = {"guidance": STEPS, "snippets": [WIRE, MAIL]}
+    [gap] = [g for g in evidence_gaps(out, {"a": WIRE["text"] + MAIL["text"]}) if g.kind == "unquoted_identifier"]
+    assert gap.subject == "$25"
+    assert "step 1 states the amount $25" in gap.message and "snippets[0] (linked to step 2)" in gap.message
+    # the snippet that does back both steps says so in its why
+    assert _warned(STEPS, [{**WIRE, "why": "Steps 1 and 2: the fee"}, MAIL]) == []
+    # a line before the first step belongs to no step: any snippet backs its figure
+    assert _warned("Fees: $25.\n1. Order the replacement card.", [WIRE, MAIL]) == []
+
+
+def test_derived_figures_are_not_flagged_but_their_sources_are_checked():
+    fee = {"source_article": "a", "source_title": "t", "why": "step 1",
+           "text": "The annual fee is $200, and a $150 travel credit is applied each year."}
+    guidance = "1. The card costs $50 a year net of the travel credit."
+    assert _warned(guidance, [fee]) == [("unquoted_identifier", "$50")]
+    derived = [{"value": "$50", "from": ["$200.00", "$150"], "how": "annual fee $200 minus the $150 credit"}]
+    assert _warned(guidance, [fee], derived=derived) == []
+    # a source no snippet holds is reported on the entry (and not again on the figure)
+    bad = [{**derived[0], "from": ["$200", "$175", "a waived first year"]}]
+    out = {"guidance": guidance, "snippets": [fee], "derived": bad}
+    [gap] = evidence_gaps(out, {"a": fee["text"]})
+    assert (gap.kind, gap.subject) == ("unsupported_derived", "derived[0]")
+    assert "'$175', 'a waived first year'" in gap.message
+    # a phrase is matched as text, any case; a figure the case states is a source too
+    ok = [{"value": "$1,230", "from": ["Travel Credit", "$1,080"], "how": "her $1,080 balance plus $150"}]
+    case = case_text({"case_notes": ["Her balance is $1,080."]})
+    assert _warned("1. Her new balance is $1,230.", [fee], derived=ok, case=case) == []

@@ -53,6 +53,17 @@ class SnippetArg(BaseModel):
     why: str = ""
 
 
+class DerivedArg(BaseModel):
+    """One figure the guidance computed (the output contract's ``derived`` entry): ``value``, the quoted
+    figures it comes ``from``, and ``how``. Defaults are empty so the contract names what is missing."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    value: str = ""
+    from_: list[str] = Field(default_factory=list, alias="from")
+    how: str = ""
+
+
 class OutputArg(BaseModel):
     """The ``output`` argument of ``save_output`` (the output contract of SKILL.md)."""
 
@@ -63,6 +74,7 @@ class OutputArg(BaseModel):
     snippets: list[SnippetArg] = Field(default_factory=list)
     n_snippets: int | None = None
     articles_consulted: list[str] = Field(default_factory=list)
+    derived: list[DerivedArg] | None = None
 
 
 class _RunStop(Exception):
@@ -308,7 +320,7 @@ class LLMHarness:
     def _complete(output: OutputArg, case: Case, session: Session) -> dict[str, Any]:
         """The output as the contract wants it: the run's case_id, n_snippets and missing titles filled in;
         ``articles_consulted`` also lists every article the run actually read."""
-        data = output.model_dump(exclude_none=True)
+        data = output.model_dump(exclude_none=True, by_alias=True)
         data["case_id"] = case.case_id  # the harness knows which case it runs; the model cannot redirect it
         snippets = []
         for s in data.get("snippets", []):

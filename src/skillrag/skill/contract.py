@@ -33,6 +33,7 @@ from skillrag.corpus.model import ID_PATTERN
 
 __all__ = [
     "ALLOWED_TOP_FIELDS",
+    "DERIVED_FIELDS",
     "OPTIONAL_TOP_FIELDS",
     "REQUIRED_TOP_FIELDS",
     "SNIPPET_FIELDS",
@@ -46,11 +47,16 @@ __all__ = [
 
 #: Fields every output must have.
 REQUIRED_TOP_FIELDS = ("case_id", "guidance", "snippets", "n_snippets", "articles_consulted")
-#: Fields an output may also carry: ``audit`` (written by ``save_output``), ``meta`` (free-form object).
-OPTIONAL_TOP_FIELDS = ("audit", "meta")
+#: Fields an output may also carry: ``audit`` (written by ``save_output``), ``meta`` (free-form object),
+#: ``derived`` (the figures the guidance computed, each with the quoted figures it comes from).
+OPTIONAL_TOP_FIELDS = ("audit", "meta", "derived")
 ALLOWED_TOP_FIELDS = REQUIRED_TOP_FIELDS + OPTIONAL_TOP_FIELDS
 #: Fields of each snippet (all required, all non-empty strings; no others allowed).
 SNIPPET_FIELDS = ("source_article", "source_title", "text", "why")
+#: Fields of each ``derived`` entry (all required; no others allowed): ``value`` (the figure as the
+#: guidance states it), ``from`` (the quoted figures or phrases it is computed from), ``how`` (the
+#: computation in words).
+DERIVED_FIELDS = ("value", "from", "how")
 
 _ID = ID_PATTERN  # the one id rule (anchored with \A...\Z: "ok\n" is not an id)
 
@@ -76,6 +82,8 @@ class ContractLimits(BaseModel):
     require_consulted: bool = Field(
         True, description="Every cited article must also be listed in `articles_consulted`."
     )
+    max_derived: int = Field(30, ge=0, description="Most `derived` entries one output may carry.")
+    max_derived_from: int = Field(10, ge=1, description="Most `from` items one `derived` entry may list.")
 
 
 def normalize_with_map(text: str) -> tuple[str, list[int], list[int]]:
@@ -160,7 +168,9 @@ def validate_output(
     Rules: an object with exactly the fields ``case_id`` (plain id), ``guidance`` (non-empty
     string), ``snippets`` (list of ``min_snippets``..``max_snippets`` objects), ``n_snippets``
     (integer equal to ``len(snippets)``), ``articles_consulted`` (list of known ids), plus the
-    optional ``audit``/``meta`` objects; each snippet has exactly ``source_article`` (a known
+    optional ``audit``/``meta`` objects and the optional ``derived`` list (at most ``max_derived``
+    objects with exactly ``value`` and ``how``, non-empty strings, and ``from``, a list of 1 to
+    ``max_derived_from`` non-empty strings); each snippet has exactly ``source_article`` (a known
     id), ``source_title``, ``text``, ``why`` (non-empty strings); each ``text`` is
     ``min_snippet_chars``..``max_snippet_chars`` long after normalisation, is not a duplicate
     of an earlier snippet of the same article, and occurs in *that* article (``locate``); with
@@ -176,9 +186,11 @@ def validate_output(
     for f in output:
         if f not in ALLOWED_TOP_FIELDS:
             reasons.append(f"unknown field {f!r} (allowed: {', '.join(ALLOWED_TOP_FIELDS)})")
-    for f in OPTIONAL_TOP_FIELDS:
+    for f in ("audit", "meta"):
         if f in output and not isinstance(output[f], dict):
             reasons.append(f"{f} must be an object")
+    if "derived" in output:
+        reasons += _derived_reasons(output["derived"], lim)
 
     case_id = output.get("case_id")
     if "case_id" in output and not (isinstance(case_id, str) and _ID.match(case_id) and ".." not in case_id):
@@ -250,6 +262,33 @@ def validate_output(
         seen[key] = i
         if locate(text, articles[aid]) is None:
             reasons.append(f"{where}.text: not a verbatim substring of article {aid!r}")
+    return reasons
+
+
+def _derived_reasons(derived: Any, lim: ContractLimits) -> list[str]:
+    """What is wrong with the shape of ``derived`` (a list of ``{value, from, how}``; see ``DERIVED_FIELDS``).
+    Whether each ``from`` item is quoted is a warning (``skill.gaps``), not a rejection."""
+    if not isinstance(derived, list):
+        return ["derived: must be a list of {value, from, how} objects"]
+    if len(derived) > lim.max_derived:
+        return [f"derived: {len(derived)} entries, at most {lim.max_derived} allowed"]
+    reasons: list[str] = []
+    for i, d in enumerate(derived):
+        where = f"derived[{i}]"
+        if not isinstance(d, dict):
+            reasons.append(f"{where}: must be an object with {', '.join(DERIVED_FIELDS)}")
+            continue
+        for f in d:
+            if f not in DERIVED_FIELDS:
+                reasons.append(f"{where}: unknown field {f!r} (allowed: {', '.join(DERIVED_FIELDS)})")
+        for f in ("value", "how"):
+            if not _is_text(d.get(f)):
+                reasons.append(f"{where}.{f}: must be a non-empty string")
+        src = d.get("from")
+        if not isinstance(src, list) or not src or not all(_is_text(x) for x in src):
+            reasons.append(f"{where}.from: must be a non-empty list of the quoted figures it comes from (strings)")
+        elif len(src) > lim.max_derived_from:
+            reasons.append(f"{where}.from: {len(src)} items, at most {lim.max_derived_from} allowed")
     return reasons
 
 
