@@ -270,3 +270,13 @@ def test_real_articles_substrings_located_and_perturbations_rejected(tau2_dir):
                     assert locate(changed, body) is None
                     rejected += 1
     assert checked > 1500 and rejected > 1000
+
+
+def test_locate_all_finds_every_copy_in_body_order():
+    from skillrag.skill.contract import locate_all
+
+    body = "Close it.\nClose \u00a0it. close it. Close it\u2026"
+    assert locate_all("Close it.", body) == [(0, 9), (10, 20)]  # not the lower-case one, not before "…"
+    assert locate("Close it.", body) == (0, 9) and locate_all("Close it", body, limit=1) == [(0, 8)]
+    assert locate_all("Close it", body)[-1] == (body.rindex("Close it"), body.rindex("Close it") + 8)
+    assert locate_all("absent", body) == [] and locate_all("  ", body) == []

@@ -39,6 +39,7 @@ __all__ = [
     "SNIPPET_FIELDS",
     "ContractLimits",
     "locate",
+    "locate_all",
     "normalize",
     "normalize_with_map",
     "validate_output",
@@ -134,21 +135,29 @@ def locate(snippet: str, body: str) -> tuple[int, int] | None:
     normalises to ``normalize(snippet)``) for the first occurrence, or ``None`` when the snippet
     is empty after normalisation or does not occur. A match may not begin or end in the middle
     of a character that normalises to several (the ellipsis), so ``"wait."`` is not found in
-    ``"wait…"``.
+    ``"wait…"``. ``locate_all`` gives every occurrence.
     """
+    spans = locate_all(snippet, body, limit=1)
+    return spans[0] if spans else None
+
+
+def locate_all(snippet: str, body: str, *, limit: int | None = None) -> list[tuple[int, int]]:
+    """Every occurrence of ``snippet`` in ``body`` (as ``locate``: raw ``(start, end)`` offsets), in
+    body order, overlapping ones included; at most ``limit`` when given. ``[]`` when none."""
     needle = normalize(snippet)
     if not needle:
-        return None
+        return []
     hay, starts, ends = normalize_with_map(body)
+    out: list[tuple[int, int]] = []
     pos = hay.find(needle)
-    while pos != -1:
+    while pos != -1 and (limit is None or len(out) < limit):
         last = pos + len(needle) - 1
         first_ok = pos == 0 or starts[pos - 1] != starts[pos]
         last_ok = last == len(hay) - 1 or starts[last + 1] != starts[last]
         if first_ok and last_ok:
-            return starts[pos], ends[last]
+            out.append((starts[pos], ends[last]))
         pos = hay.find(needle, pos + 1)
-    return None
+    return out
 
 
 def _is_text(value: Any) -> bool:

@@ -200,7 +200,9 @@ Validates OUT.json against the output contract and writes it to `runs/CASE_ID/ou
 accepted. Limits: at most {max_snippets} snippets, each {min_chars}-{max_chars} characters; every snippet
 must occur verbatim (quotes, dashes and whitespace aside) in the article it cites. A rejection
 (exit 1) lists every reason on stderr. Accepted: `{{accepted, checked_only, path, case_id, n_snippets,
-evidence[{{index, source_article, start, end, content_hash}}], warnings[{{kind, subject, message}}], budget}}`.
+evidence[{{index, source_article, start, end, content_hash, occurrences, matched}}], warnings[{{kind, subject,
+message}}], budget}}`; a passage that occurs more than once in its article says so (`occurrences` > 1; the
+offsets point at copy `matched`, the first): quote a longer passage if the other copy is the one you mean.
 Warnings never reject: `unquoted_identifier` (a tool name, amount or product in the guidance that no
 snippet backs; an amount must be in a snippet linked to the step that states it: the snippet's `why`
 names the step, e.g. "Step 3: ...", else the step quotes it or shares enough of its words; amounts, ids,

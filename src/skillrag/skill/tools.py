@@ -37,7 +37,7 @@ from skillrag.errors import (
 )
 from skillrag.skill.budget import BudgetLedger, BudgetLimits, BudgetState, Charge
 from skillrag.skill.cases import Case, CaseFile
-from skillrag.skill.contract import locate, validate_output, verify_audit
+from skillrag.skill.contract import locate_all, validate_output, verify_audit
 from skillrag.skill.gaps import Gap, case_text, evidence_gaps
 from skillrag.skill.registry import Skill
 from skillrag.workspace import Workspace, atomic_write_text
@@ -205,17 +205,23 @@ class ArticleView:
 @dataclass(frozen=True)
 class EvidenceRecord:
     """Where an accepted snippet lies: ``article_body[start:end]`` (character offsets in the raw
-    body) of the article whose body hashed to ``content_hash`` (sha256 hex) when it was saved."""
+    body) of the article whose body hashed to ``content_hash`` (sha256 hex) when it was saved.
+    ``occurrences``: how many times the passage occurs in that body (``contract.locate_all``);
+    ``matched``: which of them (1-based, in body order) the offsets point at: the first. When a passage
+    occurs more than once the record says so, rather than silently standing for one copy."""
 
     index: int
     source_article: str
     start: int
     end: int
     content_hash: str
+    occurrences: int = 1
+    matched: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "source_article": self.source_article, "start": self.start,
-                "end": self.end, "content_hash": self.content_hash}
+                "end": self.end, "content_hash": self.content_hash, "occurrences": self.occurrences,
+                "matched": self.matched}
 
 
 @dataclass(frozen=True)
@@ -696,10 +702,11 @@ class SkillTools:
         evidence: list[EvidenceRecord] = []
         for i, s in enumerate(output["snippets"]):
             art = arts[s["source_article"]]
-            span = locate(s["text"], art.body)
-            if span is None:  # cannot happen: validate_output accepted this snippet
+            spans = locate_all(s["text"], art.body)
+            if not spans:  # cannot happen: validate_output accepted this snippet
                 raise ContractViolation([f"snippets[{i}].text: not a verbatim substring of {art.id!r}"])
-            evidence.append(EvidenceRecord(i, art.id, span[0], span[1], art.content_hash))
+            evidence.append(EvidenceRecord(i, art.id, spans[0][0], spans[0][1], art.content_hash,
+                                           occurrences=len(spans), matched=1))
         fetched = self.ledger.fetched(state.session_id) if state is not None else None
         read = self.store.get_many(sorted(fetched - set(arts))) if fetched else {}
         pool = {**read, **arts}

@@ -17,7 +17,9 @@ saves_used}`` of the case's session (``skillrag.skill.budget``), counted after t
   summary) and starts at ``offset`` of the article's raw body, where ``sections`` offsets point.
   The text form (``article_text``) opens with a header of the same fields, then the body verbatim.
 * ``save_output``: ``{accepted, checked_only, path, case_id, n_snippets, evidence[{index,
-  source_article, start, end, content_hash}], warnings[{kind, subject, message}], budget}``.
+  source_article, start, end, content_hash, occurrences, matched}], warnings[{kind, subject, message}],
+  budget}`` (``occurrences``: how often the passage occurs in its article; ``matched``: which copy the
+  offsets point at, the first).
 """
 
 from __future__ import annotations
