@@ -250,6 +250,11 @@ def test_exported_scripts_drive_a_whole_case_with_budgets(tmp_path, cases_path):
     r = sh(f"{py} save_output.py {draft}")
     saved = json.loads(r.stdout)
     assert r.returncode == 0 and saved["evidence"][0]["start"] > 0 and saved["budget"]["saves_left"] == 3
+    r = sh(f"{py} save_output.py --status case_1")  # the receipt again, free
+    status = json.loads(r.stdout)
+    assert r.returncode == 0 and status["budget"]["saves_left"] == 3 and status["save_attempts"] == 1
+    assert {k: v for k, v in status["last_save"].items() if k != "at"} == {k: v for k, v in saved.items()
+                                                                          if k != "budget"}
     sh(f"{py} retrieve.py 'late payment' --case case_1")
     r = sh(f"{py} retrieve.py 'one query too many' --case case_1")
     state = BudgetLedger(ws).current("case_1", "cs-guidance")

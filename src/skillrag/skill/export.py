@@ -109,7 +109,8 @@ _DOCS = {
                  "-> ranked hits (and pages) as JSON."),
     "get_article": ("Usage: get_article.py 'ARTICLE_ID' --case CASE_ID [--section N] [--summary] [--json]  "
                     "-> header + the article text."),
-    "save_output": "Usage: save_output.py OUT.json [--check]  -> validates and saves; exit 1 lists every violation.",
+    "save_output": ("Usage: save_output.py OUT.json [--check] | save_output.py --status CASE_ID  -> validates and "
+                    "saves (exit 1 lists every violation); --status prints the last save's result again, free."),
 }
 
 _RUNNING = """
@@ -127,6 +128,7 @@ budgets above are kept per case in the workspace and enforced on these scripts t
 - `python scripts/get_article.py 'ARTICLE_ID' --case CASE_ID [--section N] [--summary] [--json]`
 - `python scripts/save_output.py OUT.json --check`, then `python scripts/save_output.py OUT.json`
   (exit code 0 = accepted, 1 = rejected with every reason, 2 = a usage error or a spent budget)
+- `python scripts/save_output.py --status CASE_ID`: the last save's result again (free)
 
 Reference material: `references/tools.md` (every argument and result field),
 `references/output-schema.json` (the output contract as JSON Schema) and
@@ -195,13 +197,17 @@ level, start, end}}], body, budget}}`; `body` starts at character `offset` of th
 `sections` offsets index the article, so `body[start - offset : end - offset]` is a section.
 Put ids in single quotes: they may contain `(`, `)`, `#` or `:`.
 
-## save_output OUT.json [--check]
+## save_output OUT.json [--check] | save_output --status CASE_ID
 Validates OUT.json against the output contract and writes it to `runs/CASE_ID/output.json` when
-accepted. Limits: at most {max_snippets} snippets, each {min_chars}-{max_chars} characters; every snippet
+accepted. A save after an accepted one is allowed while the case has saves left: it replaces the saved
+output, and its result says so (`replaced: {{path, saved_at, case_id}}`; null when nothing was replaced);
+a rejected one leaves the saved output as it was. `--status CASE_ID` prints the case's last save result
+again, exactly as it was reported (`{{case_id, last_save, save_attempts, budget}}`; `last_save` has `at`,
+and for a rejection `accepted: false` and its `reasons`); it saves nothing and spends nothing. Limits: at most {max_snippets} snippets, each {min_chars}-{max_chars} characters; every snippet
 must occur verbatim (quotes, dashes and whitespace aside) in the article it cites. A rejection
 (exit 1) lists every reason on stderr. Accepted: `{{accepted, checked_only, path, case_id, n_snippets,
 evidence[{{index, source_article, start, end, content_hash, occurrences, matched}}], warnings[{{kind, subject,
-message}}], budget}}`; a passage that occurs more than once in its article says so (`occurrences` > 1; the
+message}}], replaced, budget}}`; a passage that occurs more than once in its article says so (`occurrences` > 1; the
 offsets point at copy `matched`, the first): quote a longer passage if the other copy is the one you mean.
 Warnings never reject: `unquoted_identifier` (a tool name, amount or product in the guidance that no
 snippet backs; an amount must be in a snippet linked to the step that states it: the snippet's `why`

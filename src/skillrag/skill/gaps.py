@@ -348,7 +348,8 @@ def _derived(output: Mapping[str, Any], held: list[set[tuple[str, float]]], quot
         if missing:
             listed = ", ".join(repr(m) for m in missing)
             gaps.append(Gap("unsupported_derived", f"derived[{i}] ({value}) comes from {listed}, which no snippet "
-                            f"contains: quote the passage that states it, or correct derived[{i}].from", f"derived[{i}]"))
+                            f"contains: quote the passage that states it, or correct derived[{i}].from",
+                            f"derived[{i}]"))
     return stated, gaps
 
 

@@ -9,7 +9,8 @@ size), success or failure.
 
 Budgets: every call is charged to its case's session in the workspace store (``skill.budget``):
 ``retrieve`` (a page read included) spends a query, ``get_article`` (whole, ``section`` or
-``summary``) a fetch, ``save_output`` a save (``check=True`` spends nothing). An over-budget call
+``summary``) a fetch, ``save_output`` a save (``check=True`` spends nothing, and neither does
+``save_status``, which shows the case's last save result again). An over-budget call
 raises ``BudgetExceeded`` before it runs; a failed call is refunded. Results carry the session's
 ``BudgetState`` after the call.
 """
@@ -48,6 +49,7 @@ __all__ = [
     "PageRead",
     "RetrieveResult",
     "Retriever",
+    "SaveStatus",
     "SavedOutput",
     "SectionInfo",
     "SkillTools",
@@ -237,10 +239,24 @@ class SavedOutput:
     warnings: list[Gap] = field(default_factory=list)
     budget: BudgetState | None = None
     checked_only: bool = False
+    replaced: dict[str, Any] | None = None
 
     @property
     def case_id(self) -> str:
         return str(self.output["case_id"])
+
+
+@dataclass(frozen=True)
+class SaveStatus:
+    """``save_output --status``: the case's ``last`` save attempt as it was reported (``accepted``; for an
+    accepted save ``path``, ``evidence``, ``warnings``, ``replaced``; for a rejected one ``reasons``; and
+    ``at``, when), None when the session has made none; ``attempts``: save attempts recorded; the
+    ``budget`` now (the status itself spends nothing)."""
+
+    case_id: str
+    last: dict[str, Any] | None
+    attempts: int
+    budget: BudgetState
 
 
 class RetrieveResult(list):  # type: ignore[type-arg]
@@ -641,7 +657,10 @@ class SkillTools:
         warnings (``skillrag.skill.gaps``: they never reject).
 
         ``check``: validate and report exactly as a save would, but write nothing and spend nothing.
-        A save spends one save attempt of the case named by ``output["case_id"]`` (accepted or not).
+        A save spends one save attempt of the case named by ``output["case_id"]`` (accepted or not), and
+        its result is kept for ``save_status``. A save after an accepted one is allowed while the case
+        has saves left: it replaces the saved output, and its ``SavedOutput.replaced`` (the receipt's
+        ``replaced``) names the output it overwrote; a rejected one leaves the saved output as it was.
         Raises ``ContractViolation`` listing every reason (nothing is written then) and
         ``BudgetExceeded`` when the case's saves are spent."""
         summary_args: dict[str, Any] = {"case_id": output.get("case_id") if isinstance(output, dict) else None}
@@ -684,15 +703,44 @@ class SkillTools:
 
     def _charged_save(self, state: BudgetState, fn: Callable[[], SavedOutput]) -> tuple[SavedOutput, BudgetState]:
         """A save attempt spends a save whether the contract accepts it or not (no refund on a
-        rejection); any other failure is refunded."""
+        rejection); any other failure is refunded. Its result is kept in the account (``save_status``)."""
+        from skillrag.skill.views import save_json
+
         after, seq = self.ledger.charge(state.session_id, "save", "save_output", str(state.case_id))
         try:
-            return fn(), after
-        except ContractViolation:
+            saved = fn()
+        except ContractViolation as exc:
+            self.ledger.record_save(state.session_id, seq, {"accepted": False, "case_id": state.case_id,
+                                                           "reasons": exc.reasons})
             raise
         except Exception:
             self.ledger.refund(state.session_id, seq)
             raise
+        receipt = save_json(saved)
+        receipt.pop("budget", None)
+        self.ledger.record_save(state.session_id, seq, receipt)
+        return saved, after
+
+    def save_status(self, case_id: str | None = None) -> SaveStatus:
+        """The case's last save attempt, as it was reported, and its budget now: a free, uncharged way to
+        see a receipt again (``save_output --status``). The case is found as for any call (``use_case``;
+        on the Python API a case that has no session of its own is refused too). Raises ``UserError``
+        when the case has no session (it was never loaded, so nothing was saved for it)."""
+        status_box: dict[str, BudgetState] = {}
+
+        def run() -> SaveStatus:
+            state = self._find_session(case_id)
+            if state is not None:
+                status_box["s"] = state
+            if state is None:
+                who = f"case {case_id!r}" if case_id else "this call"
+                raise UserError(f"{who} has no session, so nothing was saved for it: call load_case "
+                                f"{case_id or 'CASE_ID'} first")
+            last, attempts = self.ledger.last_save(state.session_id)
+            return SaveStatus(state.case_id, last, attempts, self.ledger.get(state.session_id))
+
+        return self._timed("save_status", {"case_id": case_id} if case_id else {}, run,
+                           lambda: _case_of(status_box, case_id))
 
     def _save(self, output: dict[str, Any], path: Path | None, state: BudgetState | None, *,
               check: bool) -> SavedOutput:
@@ -732,13 +780,14 @@ class SkillTools:
                                self.ledger.get(state.session_id) if state else None, checked_only=True)
         case_id = check_id(str(output["case_id"]), "case")
         dest = Path(path) if path is not None else self.workspace.runs_dir / case_id / "output.json"
+        replaced = _replaced(dest)
         # the run record beside an output describes the run that wrote that output; this save replaces
         # it, so an earlier run's record goes first (a harness run writes its own after this save)
         run_record_path(dest).unlink(missing_ok=True)
         atomic_write_text(dest, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
         if state is not None:
             self.ledger.accepted(state.session_id)
-        return SavedOutput(dest, record, evidence, gaps)
+        return SavedOutput(dest, record, evidence, gaps, replaced=replaced)
 
     def _case_text(self, case_id: str) -> str | None:
         """The agent-facing case ``case_id`` as text (``gaps.case_text``), for the warnings: what the
@@ -796,6 +845,22 @@ class SkillTools:
             return {}
         data = filters.model_dump() if hasattr(filters, "model_dump") else dict(filters)
         return {k: v for k, v in data.items() if v}
+
+
+def _replaced(dest: Path) -> dict[str, Any] | None:
+    """What an accepted save at ``dest`` replaces: ``{path, saved_at, case_id}`` of the output already
+    there (``saved_at``/``case_id`` None when it is not a readable saved output), else None."""
+    if not dest.is_file():
+        return None
+    try:
+        old = json.loads(dest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        old = None
+    audit = old.get("audit") if isinstance(old, dict) else None
+    saved_at = audit.get("saved_at") if isinstance(audit, dict) else None
+    case = old.get("case_id") if isinstance(old, dict) else None
+    return {"path": str(dest), "saved_at": saved_at if isinstance(saved_at, str) else None,
+            "case_id": case if isinstance(case, str) else None}
 
 
 def _case_of(box: Mapping[str, BudgetState], case_id: str | None) -> str | None:
