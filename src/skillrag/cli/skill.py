@@ -113,11 +113,16 @@ def cases_import_tau2(
     out: Annotated[Path, typer.Option("-o", "--out", help="Case file to write (JSONL).")],
     domain: Annotated[str | None, typer.Option(
         "--domain", help="Domain of text-brief tasks (default: from the folder name, e.g. tau2-banking).")] = None,
+    as_of: Annotated[str | None, typer.Option(
+        "--as-of", metavar="YYYY-MM-DD", show_default=False,
+        help="The benchmark's date for tasks that state no clock (a task's own time_verified or current date "
+        "wins). Default: the clock the file's other tasks state; refused when none does.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Turn tau2-bench tasks into cases: the customer's situation for the agent, the simulator's directions
-    and the expected actions, end state and documents kept as ground truth."""
-    records = import_tau2(tasks, domain=domain)
+    and the expected actions, end state and documents kept as ground truth. Each case's as_of is the
+    benchmark's clock (the date the task states), never today."""
+    records = import_tau2(tasks, domain=domain, as_of=as_of)
     n = write_cases(out, records)
     if json_out:
         print_json({"cases": n, "path": str(out)})
