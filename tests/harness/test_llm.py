@@ -272,3 +272,39 @@ def test_parallel_tool_calls_cannot_overrun_the_query_budget(ws, cases, retrieve
     assert len(res.record.queries) == 2
     # two ran, one was refused with a message, the fourth ended the run
     assert res.status == "budget_exceeded"
+
+
+def _instructions(ws, cases, retriever) -> str:
+    seen = {}
+
+    def record(messages, info):
+        seen["instructions"] = info.instructions
+        return save_call(("kb_card_lost", GOOD), guidance="1. Freeze the card with `freeze_card_4410`.")
+
+    res = run(ws, cases, retriever, ScriptedModel([record]))
+    assert res.status == "accepted", res.record.error
+    return seen["instructions"]
+
+
+def test_the_harness_prompt_carries_the_skill_md_method_for_hard_cases_once(ws, cases, retriever):
+    """One source: the SKILL.md section is the harness's method; a manual without it gets the built-in one."""
+    import shutil
+
+    from skillrag.harness._prompts import HARD_CASES, manual_section
+    from skillrag.skill import builtin_skills_dir
+    from skillrag.skill.spec import read_skill_md
+
+    _, body = read_skill_md(builtin_skills_dir() / "cs-guidance" / "SKILL.md")
+    method = manual_section(body, HARD_CASES)
+    assert method is not None and "(a) Order the requests" in method and "(f) Sensitive data" in method
+    text = _instructions(ws, cases, retriever)
+    assert text.count("## Hard cases") == 1 and method in text
+    assert 'work through the "Hard cases" method above' in text  # the harness rules point at it
+    # a workspace copy of the skill from before the section existed: the harness still carries the method
+    own = ws.skills_dir / "cs-guidance"
+    shutil.copytree(builtin_skills_dir() / "cs-guidance", own)
+    md = (own / "SKILL.md").read_text()
+    start = md.index("## Hard cases")
+    (own / "SKILL.md").write_text(md[:start] + md[md.index("## Dates, offers", start):])
+    text = _instructions(ws, cases, retriever)
+    assert text.count("## Hard cases") == 1 and method in text

@@ -121,6 +121,26 @@ def test_accepted_save_reports_warnings(ws, cases, retriever):
     assert ("unquoted_identifier", "$10") in kinds and ("unfetched_citation", "snippets[1]") in kinds
 
 
+def test_a_derived_figure_reaches_the_saved_output_and_settles_its_warning(ws, cases, retriever):
+    """The model's save_output takes the contract's optional `derived` list (its `from` is a Python keyword)."""
+    text = "Wire transfers above $5,000 need a second approver from the payments team."
+    guidance = "1. Two wires of $5,000 make $10,000: both need the second approver."
+
+    def run(derived):
+        save = _save(("kb_wire", text), guidance=guidance)
+        if derived is not None:
+            save.args["output"]["derived"] = derived
+        model = ScriptedModel([call("get_article", article_id="kb_wire"), save])
+        return run_case(ws, cases.load("case_lost"), harness=LLMHarness(model), cases=cases, retriever=retriever)
+
+    plain = run(None)
+    assert [w["subject"] for w in plain.output["audit"]["warnings"]] == ["$10,000"]
+    derived = [{"value": "$10,000", "from": ["$5,000"], "how": "two wires of $5,000"}]
+    res = run(derived)
+    assert res.status == "accepted" and res.output["derived"] == derived
+    assert res.output["audit"]["warnings"] == []
+
+
 def test_the_run_record_names_the_search_backend_and_mode(ws, cases, wiki_retriever, retriever):
     """record.json says which backend `retrieve` searched, so arms run on different backends can be told
     apart after the fact; a test double has none; without a retriever given, the skill's or workspace's."""

@@ -70,3 +70,20 @@ def test_segments_always_rebuild_the_body_and_cover_exactly_the_spans(body, pair
             inside = 0 <= sp.start < sp.end <= len(body) and sp.start <= pos and pos + len(s.text) <= sp.end
             assert (sp.index in s.covers) == (inside and bool(s.text))
         pos += len(s.text)
+
+
+def test_the_review_page_and_the_save_warnings_share_one_linking_rule():
+    from skillrag.review import view
+    from skillrag.skill import links
+
+    assert view.link_snippets is links.link_snippets and view.split_guidance is links.split_guidance
+
+
+def test_lines_under_a_step_belong_to_it_and_bullets_are_steps_when_nothing_is_numbered():
+    lines = split_guidance("Plan:\n1. Freeze the card.\n   - then order the replacement card at no fee\n2. Close.")
+    snippets = [{"text": "Replacement cards are ordered at no fee.", "why": "fee rule"}]
+    assert link_snippets(lines, snippets) == []
+    assert lines[1].snippets == [0] and lines[1].how == {0: "overlap"}  # the sub-bullet's words count for step 1
+    bullets = split_guidance("- Verify the customer.\n- Freeze the card in the app.")
+    assert link_snippets(bullets, [{"text": "Freeze the card in the app", "why": "Backs step 2."}]) == []
+    assert bullets[1].snippets == [0] and bullets[1].how == {0: "stated"}

@@ -233,3 +233,25 @@ def test_a_name_in_the_quoted_articles_title_is_covered():
            "snippets": [{"source_article": "a", "source_title": "Gold Rewards Card: fees", "text": "No foreign fee."}]}
     assert [g for g in evidence_gaps(out, {"a": "The Gold Rewards Card. No foreign fee."}, fetched=["a"])
             if g.kind == "unquoted_identifier"] == []
+
+
+def test_a_passage_that_occurs_twice_says_so_in_the_receipt_and_the_audit(ws, cases_path, tmp_path):
+    from skillrag.corpus import ingest
+
+    src = tmp_path / "twice"
+    src.mkdir()
+    rule = "Call the card team before closing the account."
+    (src / "twice.json").write_text(json.dumps([{"id": "art_twice", "title": "Closing accounts", "content": (
+        f"## Personal\n\n{rule}\n\n## Business\n\n{rule} Business owners sign the form.")}]), encoding="utf-8")
+    ingest(ws, [src])
+    tools = SkillTools(ws, SkillRegistry(ws).get("cs-guidance"), CaseFile(cases_path))
+    tools.load_case("case_1")
+    tools.get_article("art_twice")
+    out = make_output("case_1", [("art_twice", rule), ("art_twice", "Business owners sign the form.")],
+                      titles={"art_twice": "Closing accounts"}, guidance="1. Call the card team, then close.")
+    saved = tools.save_output(out)
+    first, second = save_json(saved)["evidence"]
+    body = ArticleStore(ws).get("art_twice").body
+    assert (first["occurrences"], first["matched"]) == (2, 1) and first["start"] == body.index(rule)
+    assert (second["occurrences"], second["matched"]) == (1, 1)
+    assert json.loads(saved.path.read_text())["audit"]["snippets"][0]["occurrences"] == 2

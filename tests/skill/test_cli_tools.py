@@ -170,3 +170,41 @@ def test_save_output_finds_the_case_file_and_leaves_the_cases_facts_alone(run, w
     monkeypatch.setenv("SKILLRAG_CASES", str(tmp_path / "moved.jsonl"))  # a stale path: the save still works
     code, o, _ = run("save-output", str(f), "--check")
     assert code == 0 and [w["subject"] for w in json.loads(o)["warnings"]] == ["$195"]
+
+
+def test_save_status_shows_the_last_save_again_and_a_resave_says_what_it_replaced(run, wiki_ws, tmp_path):
+    run("load-case", "case_1", *run.cases)
+    code, o, _ = run("save-output", "--status", "case_1")
+    assert code == 0 and json.loads(o)["last_save"] is None and json.loads(o)["save_attempts"] == 0
+    run("get-article", "doc_cards_gold_001", "--case", "case_1")
+    fee = "The Gold Rewards Card has an annual fee of $95, waived in the first year."
+    out = make_output("case_1", [("doc_cards_gold_001", fee)], titles={"doc_cards_gold_001": "Gold Rewards Card: "
+                                                                      "annual fee"}, guidance="1. The fee is $95.")
+    f = tmp_path / "out.json"
+    f.write_text(json.dumps({**out, "snippets": [{**out["snippets"][0], "text": "not in the article at all"}]}))
+    code, _, err = run("save-output", str(f))
+    assert code == 1
+    code, o, _ = run("save-output", "--status", "case_1")
+    rejected = json.loads(o)["last_save"]
+    assert rejected["accepted"] is False and any("not a verbatim substring" in r for r in rejected["reasons"])
+    f.write_text(json.dumps(out))
+    code, o, _ = run("save-output", str(f))
+    first = json.loads(o)
+    assert code == 0 and first["replaced"] is None and first["budget"]["saves_left"] == 2
+    code, o, _ = run("save-output", "--status", "case_1")
+    status = json.loads(o)
+    assert status["save_attempts"] == 2 and status["budget"] == first["budget"]  # the status spent nothing
+    assert {k: v for k, v in status["last_save"].items() if k != "at"} == {k: v for k, v in first.items()
+                                                                          if k != "budget"}
+    # a save after an accepted one is allowed while saves are left: it replaces the output and says so
+    saved_at = json.loads((wiki_ws.runs_dir / "case_1" / "output.json").read_text())["audit"]["saved_at"]
+    code, o, _ = run("save-output", str(f))
+    second = json.loads(o)
+    assert code == 0 and second["budget"]["saves_left"] == 1
+    assert second["replaced"] == {"path": first["path"], "saved_at": saved_at, "case_id": "case_1"}
+    code, _, err = run("save-output", str(f), "--status", "case_1")
+    assert code == 2 and "give it alone" in err
+    code, _, err = run("save-output")
+    assert code == 2 and "--status CASE_ID" in err
+    code, _, err = run("save-output", "--status", "case_2")
+    assert code == 2 and "case 'case_2' has no session" in err

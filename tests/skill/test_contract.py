@@ -214,6 +214,24 @@ def test_audit_and_meta_are_allowed_objects():
     assert "meta must be an object" in _reasons(o)
 
 
+def test_derived_is_an_optional_list_of_value_from_how():
+    o = out(("art_a", "freeze it first"))
+    o["derived"] = [{"value": "$50", "from": ["$200", "$150"], "how": "annual fee $200 minus the $150 credit"}]
+    assert _reasons(o) == []
+    o["derived"] = {"value": "$50"}
+    assert _reasons(o) == ["derived: must be a list of {value, from, how} objects"]
+    o["derived"] = [{"value": "", "from": [], "how": "x", "step": 2}, "x",
+                    {"value": "$5", "from": ["$1"] * 11, "how": "sum"}]
+    assert _reasons(o) == [
+        "derived[0]: unknown field 'step' (allowed: value, from, how)",
+        "derived[0].value: must be a non-empty string",
+        "derived[0].from: must be a non-empty list of the quoted figures it comes from (strings)",
+        "derived[1]: must be an object with value, from, how",
+        "derived[2].from: 11 items, at most 10 allowed"]
+    o["derived"] = [{"value": "$1", "from": ["$1"], "how": "x"}] * 31
+    assert _reasons(o) == ["derived: 31 entries, at most 30 allowed"]
+
+
 @pytest.mark.shared
 @pytest.mark.slow
 def test_real_articles_substrings_located_and_perturbations_rejected(tau2_dir):
@@ -252,3 +270,13 @@ def test_real_articles_substrings_located_and_perturbations_rejected(tau2_dir):
                     assert locate(changed, body) is None
                     rejected += 1
     assert checked > 1500 and rejected > 1000
+
+
+def test_locate_all_finds_every_copy_in_body_order():
+    from skillrag.skill.contract import locate_all
+
+    body = "Close it.\nClose \u00a0it. close it. Close it\u2026"
+    assert locate_all("Close it.", body) == [(0, 9), (10, 20)]  # not the lower-case one, not before "…"
+    assert locate("Close it.", body) == (0, 9) and locate_all("Close it", body, limit=1) == [(0, 8)]
+    assert locate_all("Close it", body)[-1] == (body.rindex("Close it"), body.rindex("Close it") + 8)
+    assert locate_all("absent", body) == [] and locate_all("  ", body) == []

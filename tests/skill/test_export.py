@@ -250,6 +250,11 @@ def test_exported_scripts_drive_a_whole_case_with_budgets(tmp_path, cases_path):
     r = sh(f"{py} save_output.py {draft}")
     saved = json.loads(r.stdout)
     assert r.returncode == 0 and saved["evidence"][0]["start"] > 0 and saved["budget"]["saves_left"] == 3
+    r = sh(f"{py} save_output.py --status case_1")  # the receipt again, free
+    status = json.loads(r.stdout)
+    assert r.returncode == 0 and status["budget"]["saves_left"] == 3 and status["save_attempts"] == 1
+    assert {k: v for k, v in status["last_save"].items() if k != "at"} == {k: v for k, v in saved.items()
+                                                                          if k != "budget"}
     sh(f"{py} retrieve.py 'late payment' --case case_1")
     r = sh(f"{py} retrieve.py 'one query too many' --case case_1")
     state = BudgetLedger(ws).current("case_1", "cs-guidance")
@@ -264,3 +269,23 @@ def test_exported_scripts_drive_a_whole_case_with_budgets(tmp_path, cases_path):
     assert procs[1].returncode == 2 and "query budget spent" in outs[1][1]  # case_1's is still spent
     log = [json.loads(x) for x in (ws.runs_dir / "tool_calls.jsonl").read_text().splitlines()]
     assert {x["case_id"] for x in log} == {"case_1", "case_2"}
+
+
+def test_the_method_for_hard_cases_is_in_the_manual_and_the_exported_folder(skill, tmp_path):
+    """Several requests, rule-decided arguments, customer-side tools, partial cover, contradictions, sensitive
+    data, comparisons, ids seen in results: one section of SKILL.md, exported as it is."""
+    from skillrag.harness._prompts import HARD_CASES, manual_section
+
+    method = manual_section(skill.manual, HARD_CASES)
+    assert method is not None
+    for point in ("preconditions", "effects", "no pending disputes", "Unfreeze the found card",
+                  "the quoted rule", "provisional-credit flag", "which PIN status", "hands it over",
+                  "last 4 digits", "Partly covered", "Contradictory case facts",
+                  "never tell the specialist to ask for a full PIN", "CVV", "shortlist", "only the finalists", "judged from which evidence"):
+        assert point in method, point
+    out = export_skill(skill, tmp_path / "exp")  # raises when the folder fails the Agent Skills checks
+    exported = (out / "SKILL.md").read_text()
+    assert manual_section(exported, HARD_CASES) == method
+    assert "fetching it is not guessing" in exported
+    tools_md = (out / "references" / "tools.md").read_text()
+    assert "--status CASE_ID" in tools_md and "--status CASE_ID" in exported and "replaced" in tools_md

@@ -105,3 +105,85 @@ def test_save_output_leaves_the_cases_own_facts_alone(wiki_ws, tmp_path):
     flagged = {g.subject for g in no_case.save_output(out, check=True).warnings}
     assert {"$195", "cust_user_77", "$40"} <= flagged
     assert saved.output["audit"]["warnings"] == [g.to_dict() for g in saved.warnings]
+
+
+def _unused(guidance: str, snippets: list[dict]) -> list[str]:
+    out = {"guidance": guidance, "snippets": snippets}
+    bodies = {"a": " ".join(s["text"] for s in snippets)}
+    return [g.subject for g in evidence_gaps(out, bodies) if g.kind == "unused_snippet"]
+
+
+def test_unused_snippet_reads_hyphens_case_and_inflection_like_the_other_checks():
+    snip = {"source_article": "a", "source_title": "t", "why": "the rule",
+            "text": "Membership in this tier is extended by invitation only."}
+    # "invitation-only" and "by invitation only" are the same two terms, next to each other in both
+    assert _unused("1. Tell the customer the Diamond Elite card is Invitation-Only; they cannot apply.", [snip]) == []
+    # a step that shares nothing with it still leaves it unused
+    assert _unused("1. Verify the customer's identity.", [snip]) == ["snippets[0]"]
+
+
+def test_unused_snippet_counts_the_why_and_the_step_it_names():
+    snip = {"source_article": "a", "source_title": "t", "text": "Wires leave the same business day.",
+            "why": "the cut-off time"}
+    guidance = "1. Verify the customer.\n2. Send the transfer before 5 pm."
+    assert _unused(guidance, [snip]) == ["snippets[0]"]
+    assert _unused(guidance, [{**snip, "why": "Step 2: when it is sent"}]) == []
+    # a bulleted guidance counts its bullets as steps 1, 2, ...
+    assert _unused("- Verify the customer.\n- Send the transfer.", [{**snip, "why": "step 2"}]) == []
+
+
+def test_a_subject_carries_no_punctuation_and_no_leading_article():
+    body = "The Green Account charges a monthly fee of $15, waived above $1,500."
+    snip = {"source_article": "a", "source_title": "t", "text": "Verify the customer first.", "why": "step 1"}
+    out = {"guidance": "1. The Green Account fee is $15, and it is waived above $1,500.", "snippets": [snip]}
+    assert sorted(g.subject for g in evidence_gaps(out, {"a": body}) if g.kind == "unquoted_identifier") == [
+        "$1,500", "$15", "Green Account"]
+    # and a quote of the name without the article covers the name the guidance opens a sentence with
+    quoted = {**snip, "text": "Green Account: a monthly fee of $15, waived above $1,500."}
+    assert [g for g in evidence_gaps({**out, "snippets": [quoted]}, {"a": body + " " + quoted["text"]})
+            if g.kind == "unquoted_identifier"] == []
+
+
+WIRE = {"source_article": "a", "source_title": "t", "text": "Domestic wires cost $25 and leave the same day.",
+        "why": "Step 2: the wire fee"}
+MAIL = {"source_article": "a", "source_title": "t", "text": "Replacement cards are mailed within 5 business days.",
+        "why": "Step 1: delivery time"}
+STEPS = "1. Order the replacement card; the replacement fee is $25.\n2. For the domestic wire, say it leaves today."
+
+
+def _warned(guidance: str, snippets: list[dict], case: str | None = None, **kw) -> list[tuple[str, str]]:
+    out = {"guidance": guidance, "snippets": snippets, **kw}
+    body = " ".join(s["text"] for s in snippets)
+    return [(g.kind, g.subject) for g in evidence_gaps(out, {"a": body}, case=case)
+            if g.kind in ("unquoted_identifier", "unsupported_derived")]
+
+
+def test_a_figure_is_matched_against_the_snippets_of_the_step_that_states_it():
+    # $25 is quoted, but only by the wire snippet, which backs step 2: step 1's fee has no quote behind it
+    out = {"guidance": STEPS, "snippets": [WIRE, MAIL]}
+    [gap] = [g for g in evidence_gaps(out, {"a": WIRE["text"] + MAIL["text"]}) if g.kind == "unquoted_identifier"]
+    assert gap.subject == "$25"
+    assert "step 1 states the amount $25" in gap.message and "snippets[0] (linked to step 2)" in gap.message
+    # the snippet that does back both steps says so in its why
+    assert _warned(STEPS, [{**WIRE, "why": "Steps 1 and 2: the fee"}, MAIL]) == []
+    # a line before the first step belongs to no step: any snippet backs its figure
+    assert _warned("Fees: $25.\n1. Order the replacement card.", [WIRE, MAIL]) == []
+
+
+def test_derived_figures_are_not_flagged_but_their_sources_are_checked():
+    fee = {"source_article": "a", "source_title": "t", "why": "step 1",
+           "text": "The annual fee is $200, and a $150 travel credit is applied each year."}
+    guidance = "1. The card costs $50 a year net of the travel credit."
+    assert _warned(guidance, [fee]) == [("unquoted_identifier", "$50")]
+    derived = [{"value": "$50", "from": ["$200.00", "$150"], "how": "annual fee $200 minus the $150 credit"}]
+    assert _warned(guidance, [fee], derived=derived) == []
+    # a source no snippet holds is reported on the entry (and not again on the figure)
+    bad = [{**derived[0], "from": ["$200", "$175", "a waived first year"]}]
+    out = {"guidance": guidance, "snippets": [fee], "derived": bad}
+    [gap] = evidence_gaps(out, {"a": fee["text"]})
+    assert (gap.kind, gap.subject) == ("unsupported_derived", "derived[0]")
+    assert "'$175', 'a waived first year'" in gap.message
+    # a phrase is matched as text, any case; a figure the case states is a source too
+    ok = [{"value": "$1,230", "from": ["Travel Credit", "$1,080"], "how": "her $1,080 balance plus $150"}]
+    case = case_text({"case_notes": ["Her balance is $1,080."]})
+    assert _warned("1. Her new balance is $1,230.", [fee], derived=ok, case=case) == []

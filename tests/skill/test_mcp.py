@@ -39,7 +39,7 @@ def test_mcp_lists_and_calls_the_tools(ws, cases_path, gt_secret):
     assert set(got["schemas"]["retrieve"]["properties"]) == {"query", "k", "tags", "title_prefix", "title_contains",
                                                              "id_prefix",
                                                              "page", "case_id"}
-    assert set(got["schemas"]["save_output"]["properties"]) == {"output", "check"}
+    assert set(got["schemas"]["save_output"]["properties"]) == {"output", "check", "status", "case_id"}
 
     case = json.loads(got["case"].content[0].text)
     assert case["contact_reason"] == "Customer lost their debit card"
@@ -128,6 +128,8 @@ def test_mcp_budgets_pages_filters_check_and_warnings(wiki_ws, cases_path):
             got["art"] = await client.call_tool("get_article", {"article_id": "doc_cards_gold_001", "section": "2"})
             got["check"] = await client.call_tool("save_output", {"output": good, "check": True})
             got["saved"] = await client.call_tool("save_output", {"output": good})
+            got["status"] = await client.call_tool("save_output", {"status": True})
+            got["status_and_output"] = await client.call_tool("save_output", {"status": True, "output": good})
             got["third"] = await client.call_tool("retrieve", {"query": "lost card"})
             got["refused"] = await client.call_tool("retrieve", {"query": "one more"})
             got["unloaded"] = await client.call_tool("retrieve", {"query": "wire", "case_id": "case_2"})
@@ -149,6 +151,10 @@ def test_mcp_budgets_pages_filters_check_and_warnings(wiki_ws, cases_path):
     saved = got["saved"].structured_content
     assert saved["path"] and saved["budget"]["saves_left"] == 3 and saved["evidence"][0]["source_article"] == \
         "doc_cards_gold_001"
+    status = got["status"].structured_content  # the last save again, for the case loaded last, free
+    assert status["case_id"] == "case_1" and status["budget"]["saves_left"] == 3
+    assert status["last_save"]["path"] == saved["path"] and status["last_save"]["warnings"] == saved["warnings"]
+    assert got["status_and_output"].is_error and "without output" in got["status_and_output"].content[0].text
     assert got["refused"].is_error
     state = BudgetLedger(wiki_ws).current("case_1", "cs-guidance")
     assert got["refused"].content[0].text == refusal("query", state)

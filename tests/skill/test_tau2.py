@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from skillrag.cli.main import main
-from skillrag.errors import MalformedSourceError
+from skillrag.errors import MalformedSourceError, UserError
 from skillrag.skill import CaseFile, SkillRegistry, SkillTools, import_tau2
 from skillrag.skill.tau2 import YOU_NOTE, situation_text, task_to_record
 from skillrag.workspace import Workspace
@@ -92,6 +92,11 @@ def test_tau2_import_gives_46_cases_and_no_leak(tau2_dir, tmp_path, capsys):
     assert len(cf) == 46
     tasks = {t["id"]: t for t in json.loads((tau2_dir / "tasks_dev.json").read_text())}
     assert set(cf.ids()) == set(tasks)
+    # the benchmark's clock (log_verification's time_verified), never today; 9 tasks state none and
+    # take the clock the other 37 state
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["as_of"] for r in records} == {"2025-11-14"}
+    assert sum(r["as_of_source"].startswith("file: the clock 37 of the 46 tasks") for r in records) == 9
 
     ws = Workspace.init(tmp_path / "ws")
     tools = SkillTools(ws, SkillRegistry(ws).get("cs-guidance"), cf)
@@ -111,8 +116,9 @@ def test_tau2_import_gives_46_cases_and_no_leak(tau2_dir, tmp_path, capsys):
         assert main(["cases", "show", cid, "--cases", str(out)]) == 0
         outputs.append(capsys.readouterr().out)
         for text in outputs:
+            assert '"as_of": "2025-11-14"' in text or "as_of: 2025-11-14" in text or "2025-11-14" in text
             for key in ("ground_truth", "reference_guidance", "required_documents", "expected_",
-                        "simulator_instructions", "source_id"):
+                        "simulator_instructions", "source_id", "as_of_source", "time_verified", "03:40:00"):
                 assert key not in text, (cid, key)
             for direction in SIMULATOR_DIRECTIONS:
                 assert direction.lower() not in text.lower(), (cid, direction)
@@ -196,8 +202,11 @@ def test_situation_text_drops_a_directed_list_but_keeps_facts_about_you():
 
 def test_telecom_tasks_import_into_valid_cases(tmp_path):
     out = tmp_path / "telecom.jsonl"
-    assert main(["cases", "import-tau2", str(DATA / "tau2_telecom_tasks.json"), "-o", str(out)]) == 0
+    # these tasks state no clock: the date is the operator's to give
+    assert main(["cases", "import-tau2", str(DATA / "tau2_telecom_tasks.json"), "-o", str(out),
+                 "--as-of", "2025-06-02"]) == 0
     cf = CaseFile(out)  # every id is a valid case id: the file loads
+    assert {str(c.as_of) for c in cf.cases()} == {"2025-06-02"}
     tasks = json.loads((DATA / "tau2_telecom_tasks.json").read_text())
     assert len(cf) == 3
     ids = cf.ids()
@@ -249,3 +258,58 @@ def test_duplicate_mapped_ids_and_bad_instructions_are_refused(tmp_path):
     p.write_text(json.dumps([{"id": "x", "user_scenario": {"instructions": 3}}]))
     with pytest.raises(MalformedSourceError, match="item 0 \\(id 'x'\\): user_scenario.instructions"):
         import_tau2(p)
+
+
+def _task(tid: str, **extra) -> dict:
+    return {"id": tid, "user_scenario": {"instructions": "**Your goal:** Open an account."}, **extra}
+
+
+def _verified(when: str) -> dict:
+    return {"evaluation_criteria": {"actions": [
+        {"name": "get_user", "arguments": {"user_id": "u1"}},
+        {"name": "log_verification", "arguments": {"name": "Ana", "time_verified": when}}]}}
+
+
+def test_the_cases_clock_is_the_one_the_task_states_never_today(tmp_path, capsys):
+    tasks = [_task("t1", **_verified("2025-11-14 03:40:00 EST")),
+             _task("t2", description={"notes": "Decide which promotion applies on the current date (11/13/2025)."}),
+             _task("t3")]
+    p = tmp_path / "tasks.json"
+    p.write_text(json.dumps(tasks[:2]))
+    recs = {r.case_id: r for r in import_tau2(p)}
+    assert str(recs["t1"].as_of) == "2025-11-14"
+    assert recs["t1"].as_of_source == ("task: evaluation_criteria.actions[1].arguments.time_verified = "
+                                       "'2025-11-14 03:40:00 EST'")
+    assert str(recs["t2"].as_of) == "2025-11-13" and "current date (11/13/2025" in recs["t2"].as_of_source
+    # t3 states none and the others disagree: the import asks for the date
+    p.write_text(json.dumps(tasks))
+    with pytest.raises(UserError, match=r"1 task states no clock and the others disagree \(2025-11-14 \(1 task\), "
+                       r"2025-11-13 \(1 task\)\): give the date with --as-of"):
+        import_tau2(p, domain="banking")
+    p.write_text(json.dumps(tasks[:1] + tasks[2:]))
+    [t1, t3] = import_tau2(p)
+    assert str(t3.as_of) == "2025-11-14" and t3.as_of_source.startswith("file: the clock 1 of the 2 tasks")
+    [t1, t3] = import_tau2(p, as_of="2025-10-01")  # the option decides for a task that states none ...
+    assert str(t3.as_of) == "2025-10-01" and t3.as_of_source.startswith("--as-of 2025-10-01")
+    assert str(t1.as_of) == "2025-11-14"  # ... and a task's own clock wins
+    # the agent sees the date, nothing else of where it came from
+    out = tmp_path / "c.jsonl"
+    assert main(["cases", "import-tau2", str(p), "-o", str(out)]) == 0
+    shown = json.dumps(CaseFile(out).load("t1").model_dump(mode="json"))
+    assert '"as_of": "2025-11-14"' in shown
+    for hidden in ("03:40", "EST", "time_verified", "as_of_source", "log_verification"):
+        assert hidden not in shown
+
+
+def test_no_stated_clock_is_refused_with_a_line_asking_for_as_of(tmp_path, capsys):
+    p = tmp_path / "tasks.json"
+    p.write_text(json.dumps([_task("t1"), _task("t2")]))
+    out = tmp_path / "c.jsonl"
+    assert main(["cases", "import-tau2", str(p), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no task states the benchmark's clock" in err and "--as-of YYYY-MM-DD" in err
+    assert not out.exists()
+    assert main(["cases", "import-tau2", str(p), "-o", str(out), "--as-of", "14/11/2025"]) == 2
+    assert "is not a date: give it as YYYY-MM-DD" in capsys.readouterr().err
+    assert main(["cases", "import-tau2", str(p), "-o", str(out), "--as-of", "2025-11-14"]) == 0
+    assert {str(c.as_of) for c in CaseFile(out).cases()} == {"2025-11-14"}

@@ -35,7 +35,15 @@ from skillrag.skill import (
     write_cases,
 )
 from skillrag.skill.contract import ContractLimits
-from skillrag.skill.views import article_json, article_text, case_json, page_json, retrieve_json, save_json
+from skillrag.skill.views import (
+    article_json,
+    article_text,
+    case_json,
+    page_json,
+    retrieve_json,
+    save_json,
+    status_json,
+)
 from skillrag.workspace import Workspace
 from skillrag.workspace.config import MAX_K
 
@@ -106,11 +114,16 @@ def cases_import_tau2(
     out: Annotated[Path, typer.Option("-o", "--out", help="Case file to write (JSONL).")],
     domain: Annotated[str | None, typer.Option(
         "--domain", help="Domain of text-brief tasks (default: from the folder name, e.g. tau2-banking).")] = None,
+    as_of: Annotated[str | None, typer.Option(
+        "--as-of", metavar="YYYY-MM-DD", show_default=False,
+        help="The benchmark's date for tasks that state no clock (a task's own time_verified or current date "
+        "wins). Default: the clock the file's other tasks state; refused when none does.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Turn tau2-bench tasks into cases: the customer's situation for the agent, the simulator's directions
-    and the expected actions, end state and documents kept as ground truth."""
-    records = import_tau2(tasks, domain=domain)
+    and the expected actions, end state and documents kept as ground truth. Each case's as_of is the
+    benchmark's clock (the date the task states), never today."""
+    records = import_tau2(tasks, domain=domain, as_of=as_of)
     n = write_cases(out, records)
     if json_out:
         print_json({"cases": n, "path": str(out)})
@@ -312,10 +325,15 @@ def tool_get_article(
 
 @tool_app.command("save-output")
 def tool_save_output(
-    file: Annotated[Path, typer.Argument(metavar="OUT.json", help="The output JSON object to validate and save.")],
+    file: Annotated[Path | None, typer.Argument(
+        metavar="OUT.json", help="The output JSON object to validate and save.", show_default=False)] = None,
     dest: Annotated[Path | None, typer.Option("--to", help="Write here instead of runs/CASE_ID/output.json.")] = None,
     check: Annotated[bool, typer.Option(
         "--check", help="Validate and report as a save would, but write nothing (not counted as a save).")] = False,
+    status: Annotated[str | None, typer.Option(
+        "--status", metavar="CASE_ID", show_default=False,
+        help="Print the case's last save result again (its receipt, or a rejection's reasons) and its budget; "
+        "saves nothing, spends nothing.")] = None,
     workspace: WorkspaceOpt = None,
     skill: SkillOpt = "cs-guidance",
     cases: CasesOpt = None,
@@ -323,7 +341,15 @@ def tool_save_output(
     """Validate against the evidence contract; save only if accepted (exit 1 lists every reason).
     Prints each snippet's offsets and warnings (evidence gaps; they never reject; amounts, ids and names
     the case itself states are not flagged, when the case file is found). Each save spends one of the
-    case's saves; --check spends nothing."""
+    case's saves; --check spends nothing. A save after an accepted one is allowed while saves are left:
+    it replaces the output and says so (`replaced`). --status CASE_ID shows the last save's result again."""
+    if status is not None:
+        if file is not None or check or dest is not None:
+            raise UserError("--status shows the last save of a case: give it alone, without OUT.json, --check or --to")
+        print_json(status_json(_tools(workspace, skill).save_status(status)))
+        return
+    if file is None:
+        raise UserError("give the output file to save (OUT.json), or --status CASE_ID to see the last save")
     t = _tools(workspace, skill, cases, want_cases=True)
     output = _read_json(file, "output")
     if not isinstance(output, dict):

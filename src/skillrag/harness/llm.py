@@ -1,7 +1,8 @@
 """The LLM harness: any chat model runs the skill, with the four tools as its only tools.
 
-The agent is a pydantic-ai ``Agent`` whose instructions are the skill's ``SKILL.md`` body plus the
-harness rules (``prompts/llm_rules.md``). ``load_case``, ``retrieve`` and ``get_article`` are
+The agent is a pydantic-ai ``Agent`` whose instructions are the skill's ``SKILL.md`` body (plus the
+built-in cs-guidance SKILL.md's "Hard cases" method section when that body lacks one:
+``_prompts.hard_case_method``; one source, never a copy) and the harness rules (``prompts/llm_rules.md``). ``load_case``, ``retrieve`` and ``get_article`` are
 function tools; ``save_output`` is the output tool, so the run ends exactly when the evidence
 contract accepts an output. A rejected save goes back to the model with every reason (a
 ``ModelRetry``), at most ``max_save_retries`` times; ``save_output(check=true)`` validates and sends
@@ -28,7 +29,7 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.usage import UsageLimits
 
 from skillrag.errors import BudgetExceeded, ContractViolation, SkillragError
-from skillrag.harness._prompts import render_prompt
+from skillrag.harness._prompts import hard_case_method, render_prompt
 from skillrag.harness._records import Step
 from skillrag.harness._session import Session
 from skillrag.models import model_id, resolve_model
@@ -53,6 +54,17 @@ class SnippetArg(BaseModel):
     why: str = ""
 
 
+class DerivedArg(BaseModel):
+    """One figure the guidance computed (the output contract's ``derived`` entry): ``value``, the quoted
+    figures it comes ``from``, and ``how``. Defaults are empty so the contract names what is missing."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    value: str = ""
+    from_: list[str] = Field(default_factory=list, alias="from")
+    how: str = ""
+
+
 class OutputArg(BaseModel):
     """The ``output`` argument of ``save_output`` (the output contract of SKILL.md)."""
 
@@ -63,6 +75,7 @@ class OutputArg(BaseModel):
     snippets: list[SnippetArg] = Field(default_factory=list)
     n_snippets: int | None = None
     articles_consulted: list[str] = Field(default_factory=list)
+    derived: list[DerivedArg] | None = None
 
 
 class _RunStop(Exception):
@@ -170,8 +183,11 @@ class LLMHarness:
         gave up), or the model layer's errors (``ModelError`` after translation by the caller)."""
         budgets = session.budgets
         refused = {"n": 0}
+        manual = render_manual(skill, session.account.limits).strip()
+        method = hard_case_method(manual)  # the SKILL.md method section, unless the manual has it already
         instructions = (
-            render_manual(skill, session.account.limits).strip()
+            manual
+            + ("\n\n" + method if method else "")
             + "\n\n"
             + render_prompt(
                 "llm_rules",
@@ -308,7 +324,7 @@ class LLMHarness:
     def _complete(output: OutputArg, case: Case, session: Session) -> dict[str, Any]:
         """The output as the contract wants it: the run's case_id, n_snippets and missing titles filled in;
         ``articles_consulted`` also lists every article the run actually read."""
-        data = output.model_dump(exclude_none=True)
+        data = output.model_dump(exclude_none=True, by_alias=True)
         data["case_id"] = case.case_id  # the harness knows which case it runs; the model cannot redirect it
         snippets = []
         for s in data.get("snippets", []):

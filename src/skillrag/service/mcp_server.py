@@ -23,7 +23,7 @@ from skillrag import __version__
 from skillrag.errors import ContractViolation, SkillragError, UserError
 from skillrag.skill import CaseFile, SkillRegistry, SkillTools, render_manual
 from skillrag.skill.tools import Retriever
-from skillrag.skill.views import article_json, case_json, page_json, retrieve_json, save_json
+from skillrag.skill.views import article_json, case_json, page_json, retrieve_json, save_json, status_json
 from skillrag.workspace import Workspace
 
 __all__ = ["TOOL_NAMES", "build_mcp_server", "serve_stdio"]
@@ -108,12 +108,22 @@ def build_mcp_server(
 
     @server.tool(description=(
         "Validate an output (case_id, guidance, snippets[{source_article, source_title, text, why}], "
-        "n_snippets, articles_consulted) against the evidence contract and save it; a rejection lists every "
-        "reason and writes nothing. An accepted save returns each snippet's offsets and warnings (evidence "
-        "gaps; never a rejection). check=true validates and reports without saving or spending a save."
+        "n_snippets, articles_consulted, optional derived[{value, from, how}]) against the evidence contract "
+        "and save it; a rejection lists every reason and writes nothing. An accepted save returns each "
+        "snippet's offsets and warnings (evidence gaps; never a rejection); a save after an accepted one "
+        "replaces it (while saves are left) and says so. check=true validates and reports without saving or "
+        "spending a save. status=true (no output) returns the case's last save result again, free "
+        "(case_id: default the case loaded last)."
     ))
-    def save_output(output: dict[str, Any], check: bool = False) -> dict[str, Any]:
+    def save_output(output: dict[str, Any] | None = None, check: bool = False, status: bool = False,
+                    case_id: str | None = None) -> dict[str, Any]:
         try:
+            if status:
+                if output is not None or check:
+                    raise UserError("status=true shows the last save of a case: give it without output or check")
+                return status_json(tools.save_status(case_id))
+            if output is None:
+                raise UserError("give the output to save (or status=true to see the last save)")
             return save_json(tools.save_output(output, check=check))
         except SkillragError as exc:
             return _fail(exc)

@@ -7,7 +7,11 @@ plus ``max_save_retries``; a ``--check`` is not a save). A call that fails (unkn
 is not charged. A call past a budget is refused with ``BudgetExceeded`` whose message is one line,
 the same on the command line, the exported scripts, MCP and the LLM harness (``refusal``).
 
-The account lives in SQLite (``tool_sessions``, ``tool_session_calls`` in ``.skillrag/store.sqlite``)
+Each save attempt's result is kept too (``tool_session_saves``: the receipt an accepted save printed,
+or a rejection's reasons), so ``save_output --status`` shows it again for free.
+
+The account lives in SQLite (``tool_sessions``, ``tool_session_calls``, ``tool_session_saves`` in
+``.skillrag/store.sqlite``)
 because every command-line or script call is a new process. A charge is one ``BEGIN IMMEDIATE``
 transaction that checks and increments the counter, so parallel agents (one per case, or even two
 calls of one case) can never overrun a budget; a call that then fails is refunded.
@@ -25,6 +29,7 @@ that no other call can be attributed to, so two runs of one case never share an 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import uuid
 from collections.abc import Mapping
@@ -69,6 +74,14 @@ CREATE TABLE IF NOT EXISTS tool_session_calls (
     charged    TEXT,
     ok         INTEGER NOT NULL,
     at         TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS tool_session_saves (
+    session_id TEXT NOT NULL REFERENCES tool_sessions (id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    accepted   INTEGER NOT NULL,
+    at         TEXT NOT NULL,
+    receipt    TEXT NOT NULL,
     PRIMARY KEY (session_id, seq)
 );
 """
@@ -309,6 +322,27 @@ class BudgetLedger:
             rows = conn.execute("SELECT seq, tool, target, charged, ok, at FROM tool_session_calls "
                                 "WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
         return [{**dict(r), "ok": bool(r["ok"])} for r in rows]
+
+    def record_save(self, session_id: str, seq: int, receipt: Mapping[str, Any]) -> None:
+        """Keep the result of save attempt ``seq`` (the call number ``charge`` gave): ``receipt`` is
+        what the save returned (``accepted`` and, for an accepted save, its path, evidence and warnings;
+        for a rejected one its ``reasons``), so it can be shown again without a save (``last_save``)."""
+        body = json.dumps(dict(receipt), ensure_ascii=False)
+        with self._write() as conn:
+            conn.execute("INSERT OR REPLACE INTO tool_session_saves (session_id, seq, accepted, at, receipt) "
+                         "VALUES (?, ?, ?, ?, ?)", (session_id, seq, 1 if receipt.get("accepted") else 0, _now(),
+                                                    body))
+
+    def last_save(self, session_id: str) -> tuple[dict[str, Any] | None, int]:
+        """``(receipt of the session's last save attempt with its time "at", or None; attempts recorded)``."""
+        with self.workspace.connect() as conn:
+            row = conn.execute("SELECT receipt, at FROM tool_session_saves WHERE session_id = ? ORDER BY seq DESC "
+                               "LIMIT 1", (session_id,)).fetchone()
+            n = conn.execute("SELECT COUNT(*) FROM tool_session_saves WHERE session_id = ?",
+                             (session_id,)).fetchone()[0]
+        if row is None:
+            return None, 0
+        return {**json.loads(row["receipt"]), "at": row["at"]}, int(n)
 
     def fetched(self, session_id: str) -> set[str]:
         """Article ids the session read successfully with ``get_article`` (any part)."""

@@ -9,7 +9,8 @@ A case file is JSONL, one object per line::
                       "expected_tools": ["..."], "expected_actions": [{...}], "extra": {...}},
      "source": "tau2-telecom", "source_id": "[mobile_data_issue]..."}
 
-``source`` / ``source_id`` (where an imported case came from, and its id there) and
+``source`` / ``source_id`` (where an imported case came from, and its id there), ``as_of_source``
+(where an importer took ``as_of`` from) and
 ``ground_truth.extra`` (any further ground truth of the source benchmark: ABCD's subflow, tau2's
 simulator instructions) are optional and, like the rest of the ground truth, never agent-facing.
 
@@ -116,6 +117,9 @@ class CaseRecord(BaseModel):
     ground_truth: _GroundTruthBody | None = None
     source: str | None = Field(None, description="Where the case was imported from (e.g. `tau2-telecom`).")
     source_id: str | None = Field(None, description="The case's id in its source, when it differs or was mapped.")
+    as_of_source: str | None = Field(
+        None, description="Where `as_of` came from, when an importer set it (e.g. the task's `time_verified`, "
+        "`--as-of`, the clock the file's other tasks state). Never agent-facing.")
 
     def case(self) -> Case:
         return Case(

@@ -33,11 +33,13 @@ from skillrag.workspace.ids import is_id
 
 __all__ = [
     "ALLOWED_TOP_FIELDS",
+    "DERIVED_FIELDS",
     "OPTIONAL_TOP_FIELDS",
     "REQUIRED_TOP_FIELDS",
     "SNIPPET_FIELDS",
     "ContractLimits",
     "locate",
+    "locate_all",
     "normalize",
     "normalize_with_map",
     "validate_output",
@@ -46,11 +48,16 @@ __all__ = [
 
 #: Fields every output must have.
 REQUIRED_TOP_FIELDS = ("case_id", "guidance", "snippets", "n_snippets", "articles_consulted")
-#: Fields an output may also carry: ``audit`` (written by ``save_output``), ``meta`` (free-form object).
-OPTIONAL_TOP_FIELDS = ("audit", "meta")
+#: Fields an output may also carry: ``audit`` (written by ``save_output``), ``meta`` (free-form object),
+#: ``derived`` (the figures the guidance computed, each with the quoted figures it comes from).
+OPTIONAL_TOP_FIELDS = ("audit", "meta", "derived")
 ALLOWED_TOP_FIELDS = REQUIRED_TOP_FIELDS + OPTIONAL_TOP_FIELDS
 #: Fields of each snippet (all required, all non-empty strings; no others allowed).
 SNIPPET_FIELDS = ("source_article", "source_title", "text", "why")
+#: Fields of each ``derived`` entry (all required; no others allowed): ``value`` (the figure as the
+#: guidance states it), ``from`` (the quoted figures or phrases it is computed from), ``how`` (the
+#: computation in words).
+DERIVED_FIELDS = ("value", "from", "how")
 
 
 _CHAR_MAP: dict[str, str] = {}
@@ -75,6 +82,8 @@ class ContractLimits(BaseModel):
     require_consulted: bool = Field(
         True, description="Every cited article must also be listed in `articles_consulted`."
     )
+    max_derived: int = Field(30, ge=0, description="Most `derived` entries one output may carry.")
+    max_derived_from: int = Field(10, ge=1, description="Most `from` items one `derived` entry may list.")
 
 
 def normalize_with_map(text: str) -> tuple[str, list[int], list[int]]:
@@ -125,21 +134,29 @@ def locate(snippet: str, body: str) -> tuple[int, int] | None:
     normalises to ``normalize(snippet)``) for the first occurrence, or ``None`` when the snippet
     is empty after normalisation or does not occur. A match may not begin or end in the middle
     of a character that normalises to several (the ellipsis), so ``"wait."`` is not found in
-    ``"wait…"``.
+    ``"wait…"``. ``locate_all`` gives every occurrence.
     """
+    spans = locate_all(snippet, body, limit=1)
+    return spans[0] if spans else None
+
+
+def locate_all(snippet: str, body: str, *, limit: int | None = None) -> list[tuple[int, int]]:
+    """Every occurrence of ``snippet`` in ``body`` (as ``locate``: raw ``(start, end)`` offsets), in
+    body order, overlapping ones included; at most ``limit`` when given. ``[]`` when none."""
     needle = normalize(snippet)
     if not needle:
-        return None
+        return []
     hay, starts, ends = normalize_with_map(body)
+    out: list[tuple[int, int]] = []
     pos = hay.find(needle)
-    while pos != -1:
+    while pos != -1 and (limit is None or len(out) < limit):
         last = pos + len(needle) - 1
         first_ok = pos == 0 or starts[pos - 1] != starts[pos]
         last_ok = last == len(hay) - 1 or starts[last + 1] != starts[last]
         if first_ok and last_ok:
-            return starts[pos], ends[last]
+            out.append((starts[pos], ends[last]))
         pos = hay.find(needle, pos + 1)
-    return None
+    return out
 
 
 def _is_text(value: Any) -> bool:
@@ -159,7 +176,9 @@ def validate_output(
     Rules: an object with exactly the fields ``case_id`` (plain id), ``guidance`` (non-empty
     string), ``snippets`` (list of ``min_snippets``..``max_snippets`` objects), ``n_snippets``
     (integer equal to ``len(snippets)``), ``articles_consulted`` (list of known ids), plus the
-    optional ``audit``/``meta`` objects; each snippet has exactly ``source_article`` (a known
+    optional ``audit``/``meta`` objects and the optional ``derived`` list (at most ``max_derived``
+    objects with exactly ``value`` and ``how``, non-empty strings, and ``from``, a list of 1 to
+    ``max_derived_from`` non-empty strings); each snippet has exactly ``source_article`` (a known
     id), ``source_title``, ``text``, ``why`` (non-empty strings); each ``text`` is
     ``min_snippet_chars``..``max_snippet_chars`` long after normalisation, is not a duplicate
     of an earlier snippet of the same article, and occurs in *that* article (``locate``); with
@@ -175,9 +194,11 @@ def validate_output(
     for f in output:
         if f not in ALLOWED_TOP_FIELDS:
             reasons.append(f"unknown field {f!r} (allowed: {', '.join(ALLOWED_TOP_FIELDS)})")
-    for f in OPTIONAL_TOP_FIELDS:
+    for f in ("audit", "meta"):
         if f in output and not isinstance(output[f], dict):
             reasons.append(f"{f} must be an object")
+    if "derived" in output:
+        reasons += _derived_reasons(output["derived"], lim)
 
     case_id = output.get("case_id")
     if "case_id" in output and not is_id(case_id, "case"):
@@ -249,6 +270,33 @@ def validate_output(
         seen[key] = i
         if locate(text, articles[aid]) is None:
             reasons.append(f"{where}.text: not a verbatim substring of article {aid!r}")
+    return reasons
+
+
+def _derived_reasons(derived: Any, lim: ContractLimits) -> list[str]:
+    """What is wrong with the shape of ``derived`` (a list of ``{value, from, how}``; see ``DERIVED_FIELDS``).
+    Whether each ``from`` item is quoted is a warning (``skill.gaps``), not a rejection."""
+    if not isinstance(derived, list):
+        return ["derived: must be a list of {value, from, how} objects"]
+    if len(derived) > lim.max_derived:
+        return [f"derived: {len(derived)} entries, at most {lim.max_derived} allowed"]
+    reasons: list[str] = []
+    for i, d in enumerate(derived):
+        where = f"derived[{i}]"
+        if not isinstance(d, dict):
+            reasons.append(f"{where}: must be an object with {', '.join(DERIVED_FIELDS)}")
+            continue
+        for f in d:
+            if f not in DERIVED_FIELDS:
+                reasons.append(f"{where}: unknown field {f!r} (allowed: {', '.join(DERIVED_FIELDS)})")
+        for f in ("value", "how"):
+            if not _is_text(d.get(f)):
+                reasons.append(f"{where}.{f}: must be a non-empty string")
+        src = d.get("from")
+        if not isinstance(src, list) or not src or not all(_is_text(x) for x in src):
+            reasons.append(f"{where}.from: must be a non-empty list of the quoted figures it comes from (strings)")
+        elif len(src) > lim.max_derived_from:
+            reasons.append(f"{where}.from: {len(src)} items, at most {lim.max_derived_from} allowed")
     return reasons
 
 

@@ -30,7 +30,7 @@ import yaml
 
 from skillrag.errors import UserError
 from skillrag.skill.budget import BudgetLimits
-from skillrag.skill.contract import SNIPPET_FIELDS
+from skillrag.skill.contract import DERIVED_FIELDS, SNIPPET_FIELDS
 from skillrag.skill.registry import Skill, render_manual
 from skillrag.skill.spec import check_skill_folder
 from skillrag.skill.views import BODY_RULE
@@ -109,7 +109,8 @@ _DOCS = {
                  "-> ranked hits (and pages) as JSON."),
     "get_article": ("Usage: get_article.py 'ARTICLE_ID' --case CASE_ID [--section N] [--summary] [--json]  "
                     "-> header + the article text."),
-    "save_output": "Usage: save_output.py OUT.json [--check]  -> validates and saves; exit 1 lists every violation.",
+    "save_output": ("Usage: save_output.py OUT.json [--check] | save_output.py --status CASE_ID  -> validates and "
+                    "saves (exit 1 lists every violation); --status prints the last save's result again, free."),
 }
 
 _RUNNING = """
@@ -127,6 +128,7 @@ budgets above are kept per case in the workspace and enforced on these scripts t
 - `python scripts/get_article.py 'ARTICLE_ID' --case CASE_ID [--section N] [--summary] [--json]`
 - `python scripts/save_output.py OUT.json --check`, then `python scripts/save_output.py OUT.json`
   (exit code 0 = accepted, 1 = rejected with every reason, 2 = a usage error or a spent budget)
+- `python scripts/save_output.py --status CASE_ID`: the last save's result again (free)
 
 Reference material: `references/tools.md` (every argument and result field),
 `references/output-schema.json` (the output contract as JSON Schema) and
@@ -195,22 +197,34 @@ level, start, end}}], body, budget}}`; `body` starts at character `offset` of th
 `sections` offsets index the article, so `body[start - offset : end - offset]` is a section.
 Put ids in single quotes: they may contain `(`, `)`, `#` or `:`.
 
-## save_output OUT.json [--check]
+## save_output OUT.json [--check] | save_output --status CASE_ID
 Validates OUT.json against the output contract and writes it to `runs/CASE_ID/output.json` when
-accepted. Limits: at most {max_snippets} snippets, each {min_chars}-{max_chars} characters; every snippet
+accepted. A save after an accepted one is allowed while the case has saves left: it replaces the saved
+output, and its result says so (`replaced: {{path, saved_at, case_id}}`; null when nothing was replaced);
+a rejected one leaves the saved output as it was. `--status CASE_ID` prints the case's last save result
+again, exactly as it was reported (`{{case_id, last_save, save_attempts, budget}}`; `last_save` has `at`,
+and for a rejection `accepted: false` and its `reasons`); it saves nothing and spends nothing. Limits: at most {max_snippets} snippets, each {min_chars}-{max_chars} characters; every snippet
 must occur verbatim (quotes, dashes and whitespace aside) in the article it cites. A rejection
 (exit 1) lists every reason on stderr. Accepted: `{{accepted, checked_only, path, case_id, n_snippets,
-evidence[{{index, source_article, start, end, content_hash}}], warnings[{{kind, subject, message}}], budget}}`.
+evidence[{{index, source_article, start, end, content_hash, occurrences, matched}}], warnings[{{kind, subject,
+message}}], replaced, budget}}`; a passage that occurs more than once in its article says so (`occurrences` > 1; the
+offsets point at copy `matched`, the first): quote a longer passage if the other copy is the one you mean.
 Warnings never reject: `unquoted_identifier` (a tool name, amount or product in the guidance that no
-snippet contains; amounts, ids, names and field names the case itself states are not flagged),
-`unused_snippet` (a snippet no guidance step uses), `unfetched_citation` (a cited article this case
-never read), `source_title_mismatch` (a snippet's `source_title` is not the cited article's title).
+snippet backs; an amount must be in a snippet linked to the step that states it: the snippet's `why`
+names the step, e.g. "Step 3: ...", else the step quotes it or shares enough of its words; amounts, ids,
+names and field names the case itself states are not flagged, nor an amount listed under `derived`),
+`unsupported_derived` (a `derived` entry's `from` item that no snippet contains), `unused_snippet` (a
+snippet linked to no guidance step), `unfetched_citation` (a cited article this case never read),
+`source_title_mismatch` (a snippet's `source_title` is not the cited article's title).
 `--check` reports the same without writing or spending a save.
 
 Output fields: exactly `case_id, guidance, snippets[{{source_article, source_title, text, why}}],
-n_snippets, articles_consulted`, plus two optional objects: `meta` (free-form notes on how the output
-was made; stored as given, never checked) and `audit` (written by save_output: offsets, content hashes,
-warnings, the case's tool calls; one you send is replaced). Any other field is rejected.
+n_snippets, articles_consulted`, plus three optional ones: `derived` (a list of `{{value, from, how}}`,
+one per figure the guidance computed rather than quoted, e.g. `{{"value": "$50", "from": ["$200",
+"$150"], "how": "annual fee $200 minus the $150 credit"}}`; every `from` item must appear in a snippet or
+the case), `meta` (free-form notes on how the output was made; stored as given, never checked) and
+`audit` (written by save_output: offsets, content hashes, warnings, the case's tool calls; one you send
+is replaced). Any other field is rejected.
 """
 
 
@@ -247,6 +261,25 @@ def output_json_schema(max_snippets: int = 15, min_chars: int = 15) -> dict:
                       "warnings, tool calls); one sent in the output is replaced"},
             "meta": {"type": "object", "description": "optional free-form notes on how the output was made "
                      "(e.g. harness, model); stored as given, never checked"},
+            "derived": {
+                "type": "array", "maxItems": 30,
+                "description": "optional: each figure the guidance states that you computed (a sum, a difference, "
+                "a rate, a tier maximum, a date + N days) rather than quoted, with the quoted figures it comes "
+                "from; save_output warns on a `from` item no snippet contains (the case's own figures count)",
+                "items": {
+                    "type": "object", "additionalProperties": False, "required": list(DERIVED_FIELDS),
+                    "properties": {
+                        "value": {"type": "string", "minLength": 1, "description": "the figure as the guidance "
+                                  "states it, e.g. \"$50\""},
+                        "from": {"type": "array", "minItems": 1, "maxItems": 10,
+                                 "items": {"type": "string", "minLength": 1},
+                                 "description": "the quoted figures (or short quoted phrases) it is computed from, "
+                                 "e.g. [\"$200\", \"$150\"]"},
+                        "how": {"type": "string", "minLength": 1, "description": "the computation in words, e.g. "
+                                "\"annual fee $200 minus the $150 credit\""},
+                    },
+                },
+            },
         },
     }
 

@@ -1,22 +1,42 @@
 """Evidence gaps of an accepted output: warnings that ``save_output`` reports but never rejects on.
 
-Four kinds, each a ``Gap(kind, message, subject)``:
+Five kinds, each a ``Gap(kind, message, subject)``:
 
-* ``unquoted_identifier``: the guidance names something no snippet contains: a tool or system name
+* ``unquoted_identifier``: the guidance names something no snippet backs: a tool or system name
   (an identifier with an underscore, e.g. ``freeze_card_4410``, or anything in backticks), an amount
   (``$10``, ``25 USD``, ``2.5%``: currency and number must match) or a product name (two or more
   capitalised words, at least two of them words rather than numbers, e.g. "Gold Rewards Card", that
   occur in one of the articles the output cites or the case read; the title of an article a snippet
   quotes covers it too). Everything is compared case-insensitively ("Tier 1 Plan" is covered by
-  "TIER 1 PLAN"); quote marks around a name and a possessive ``'s`` are not part of it; article ids
-  are not identifiers. Structure labels (a word and a number: "Step 1", "Tier 2", "CODE 05") are not
-  names. **Case facts are not policy claims**: an identifier that occurs in the agent-facing case
+  "TIER 1 PLAN"); quote marks around a name, a possessive ``'s`` and a leading article or determiner
+  ("The Green Account" is the Green Account) are not part of it; an amount ends at its last digit
+  ("$15," is $15; a comma inside one only separates thousands: "$1,500"); article ids are not
+  identifiers. Structure labels (a word and a number: "Step 1", "Tier 2", "CODE 05") are not names.
+
+  **An amount is matched against the snippets of the step that states it**: the snippets linked to that
+  step by the one step-to-snippet rule (``skill.links``: the snippet's ``why`` names the step, else the
+  step quotes it, else they share enough content terms; a shared figure alone never links them). So a
+  figure that merely appears in some unrelated snippet is still flagged, and the message names the
+  snippets that hold it and the steps they are linked to: naming the step in the right snippet's ``why``
+  ("step 3") settles it. An amount on a line before the first step belongs to no step: any snippet backs
+  it. Tool and product names are matched against all snippets (a name is the same thing in every step).
+
+  **Computed figures are not unquoted figures**: an amount that an entry of the output's ``derived`` list
+  states (``{"value": "$50", "from": ["$200", "$150"], "how": "annual fee $200 minus the $150 credit"}``)
+  is not flagged; the entry's sources are checked instead (``unsupported_derived``).
+
+  **Case facts are not policy claims**: an identifier that occurs in the agent-facing case
   (``case_text``: its notes, messages and field names, e.g. the customer's "$700", a competitor's
   "8%", a user id ``friend_user_5839``, the customer's "Cobalt Blue" account, ``as_of``) is never
   flagged, whatever the articles say.
-* ``unused_snippet``: no step of the guidance uses the snippet: none shares one of its identifiers
-  or three of its distinct content terms (all of them when it has fewer; English stop words dropped,
-  Snowball stems). Steps are the numbered or bulleted lines of the guidance, else its paragraphs.
+* ``unsupported_derived``: a ``derived`` entry lists a ``from`` item that no snippet contains and the
+  case does not state (an item holding amounts is matched by value, "$200" is "$200.00"; any other by
+  its text, normalised, any case). Subject ``derived[i]``.
+* ``unused_snippet``: the snippet is linked to no step of the guidance by that same rule (also the
+  review page's): its ``why`` names no step, no step quotes it, and no step shares enough of its content
+  terms (those of its text and its ``why``; case, hyphens and inflection do not matter:
+  "invitation-only" and "by invitation only" share *invit onli*). A snippet with no content terms at
+  all (only figures) is not judged.
 * ``unfetched_citation``: a snippet cites an article this case never read with ``get_article`` (the
   case's tool log in the workspace store knows).
 * ``source_title_mismatch``: a snippet's ``source_title`` is not the title of the article it cites
@@ -25,13 +45,12 @@ Four kinds, each a ``Gap(kind, message, subject)``:
 These are heuristics meant to point at likely lost evidence (a step whose key fact has no quote
 behind it); the evidence contract (``contract.validate_output``) is what accepts or rejects.
 
-Identifiers are matched against **all** snippets, not against the snippets of the step that states
-them. Matching per step would cost nothing to compute, but it needs each snippet's step, and that is
-only known when its free-text ``why`` names the step ("step 3"); otherwise it is a guess (shared
-words, as ``unused_snippet`` and the review page do). A wrong guess, or one quote backing two steps
-("refund the $25 fee from step 2"), would flag outputs whose figure *is* quoted, and false alarms are
-what made agents bend their guidance to silence this warning. A figure quoted under another step is
-still verifiable: the review page links every snippet to its step.
+Why amounts per step, and names not: an earlier version matched every identifier against all snippets,
+because a snippet's step was only known for sure when its ``why`` named it, and false alarms made
+agents bend their guidance. Agents now name the step in every ``why`` (220 of 220 snippets in the
+issue-22 runs), the link rule is shared with the review page, and the message says how to settle a
+figure quoted under another step; a figure that the wrong snippet happens to contain was the miss
+agents reported. A product named in several steps is quoted once, so names stay global.
 """
 
 from __future__ import annotations
@@ -42,25 +61,29 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillrag.skill.contract import normalize
+from skillrag.skill.links import guidance_steps, link_steps, split_guidance
 
 __all__ = ["GAP_KINDS", "Gap", "case_text", "evidence_gaps", "identifiers"]
 
-GAP_KINDS = ("unquoted_identifier", "unused_snippet", "unfetched_citation", "source_title_mismatch")
+GAP_KINDS = ("unquoted_identifier", "unsupported_derived", "unused_snippet", "unfetched_citation",
+             "source_title_mismatch")
 
 _TOOL = re.compile(r"(?<![\w.-])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w-])")
 _TICK = re.compile(r"`([^`\n]{2,80})`")
 _CUR = {"$": "$", "usd": "$", "dollar": "$", "dollars": "$", "€": "€", "eur": "€", "euro": "€", "euros": "€",
         "£": "£", "gbp": "£", "pound": "£", "pounds": "£", "¥": "¥", "%": "%", "percent": "%"}
 _AMOUNT = re.compile(
-    r"(?P<pre>[$€£¥])\s?(?P<n1>\d[\d,]*(?:\.\d+)?)"
-    r"|(?P<n2>\d[\d,]*(?:\.\d+)?)\s?(?P<post>%|percent\b|USD\b|EUR\b|GBP\b|dollars?\b|euros?\b|pounds?\b)",
+    r"(?P<pre>[$€£¥])\s?(?P<n1>\d+(?:,\d{3})*(?:\.\d+)?)"
+    r"|(?P<n2>\d+(?:,\d{3})*(?:\.\d+)?)\s?(?P<post>%|percent\b|USD\b|EUR\b|GBP\b|dollars?\b|euros?\b|pounds?\b)",
     re.IGNORECASE,
 )
 _NAME = re.compile(r"\b[A-Z][\w'’+&-]*(?:[ \t]+(?:of[ \t]+|&[ \t]+)?[A-Z0-9][\w'’+&-]*)+")
 _JOIN = {"of", "&"}
+#: Words that open a sentence or a noun phrase ("The Green Account"), never the start of a name.
+_LEADING = {"the", "a", "an", "this", "that", "these", "those", "our", "your", "their", "its", "my", "each", "every",
+            "any", "some", "no", "both"}
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 _WORDY = re.compile(r"[^\W\d_]{2,}")  # a word with letters, not a number or a code like "05"
-_STEP = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+•])\s+")
 
 
 @dataclass(frozen=True)
@@ -139,6 +162,8 @@ def _name_words(run: str) -> list[str]:
         if not w:
             break
         words.append(w)
+    while words and words[0].casefold() in _LEADING:
+        words.pop(0)  # "The Green Account" is the Green Account
     return words
 
 
@@ -181,19 +206,6 @@ def identifiers(text: str) -> set[str]:
     return _tools(text) | set(_amounts(text).values())
 
 
-def _steps(guidance: str) -> list[str]:
-    lines = [ln for ln in guidance.splitlines() if ln.strip()]
-    steps: list[str] = []
-    for ln in lines:
-        if _STEP.match(ln) or not steps:
-            steps.append(ln)
-        else:
-            steps[-1] += " " + ln.strip()
-    if len(steps) <= 1 and "\n\n" in guidance:
-        steps = [p for p in re.split(r"\n\s*\n", guidance) if p.strip()]
-    return steps
-
-
 def evidence_gaps(
     output: Mapping[str, Any],
     bodies: Mapping[str, str],
@@ -234,11 +246,35 @@ def evidence_gaps(
             continue
         gaps.append(Gap("unquoted_identifier", f"the guidance names `{tool}` but no snippet contains it: quote "
                         "the passage that states it, or check the name", tool))
-    have = _amounts(quoted)
+    steps = guidance_steps(split_guidance(guidance))
+    unlinked = link_steps(steps, snippets, terms=terms)
+    held = [set(_amounts(t)) for t in texts]  # the amounts each snippet states
+    derived, gaps_derived = _derived(output, held, quoted_cf, facts)
+    in_step = [set(_amounts(normalize(st.text))) for st in steps]
     for key, written in _amounts(guide).items():
-        if key not in have and key not in facts.amounts:
+        if key in facts.amounts or key in derived:
+            continue
+        holders = [i for i, h in enumerate(held) if key in h]
+        if not holders:
             gaps.append(Gap("unquoted_identifier", f"the guidance states the amount {written} but no snippet "
-                            "contains it: quote the passage that states it, or check the figure", written))
+                            "contains it: quote the passage that states it, list it under derived if you computed "
+                            "it, or check the figure", written))
+            continue
+        # a figure is matched against the snippets of the step that states it (a line before the first
+        # step belongs to none: any snippet backs it)
+        bare = [st for st, have in zip(steps, in_step, strict=True)
+                if key in have and not any(i in st.snippets for i in holders)]
+        if not bare:
+            continue
+        where = ", ".join(f"snippets[{i}] ({_linked(i, steps, unlinked)})" for i in holders[:3])
+        nums = ", ".join(str(st.number) for st in bare[:-1]) + (" and " if len(bare) > 1 else "") + str(bare[-1].number)
+        said = f"step {nums} states" if len(bare) == 1 else f"steps {nums} state"
+        gaps.append(Gap("unquoted_identifier", f"{said} the amount {written}, but no snippet linked to "
+                        f"{'that step' if len(bare) == 1 else 'those steps'} contains it; {where} "
+                        f"{'does' if len(holders) == 1 else 'do'}: name the step in the why of the snippet that "
+                        "backs it (\"step N\"), quote the passage that does, or list it under derived if you "
+                        "computed it", written))
+    gaps += gaps_derived
     corpus = "\n".join([*(normalize(b) for b in bodies.values()), *(titles or {}).values()]).casefold()
     for name in sorted(_names(guide, corpus)):
         if name.casefold() in quoted_cf or facts.names(name):
@@ -246,18 +282,13 @@ def evidence_gaps(
         gaps.append(Gap("unquoted_identifier", f"the guidance names {name!r} but no snippet contains it: quote "
                         "the passage about it, or check the name", name))
 
-    # 2. snippets no step uses
-    steps = _steps(guide)
-    step_terms = [set(terms(st)) for st in steps]
-    step_ids = [{x.casefold() for x in identifiers(st)} for st in steps]
-    for i, (s, text) in enumerate(zip(snippets, texts, strict=True)):
-        own = set(terms(text))
-        own_ids = {x.casefold() for x in identifiers(text)}
-        need = min(3, len(own))
-        used = any(own_ids & sid or len(own & st) >= need for st, sid in zip(step_terms, step_ids, strict=True))
-        if own and not used:
-            gaps.append(Gap("unused_snippet", f"snippets[{i}] ({s.get('source_article')}) shares nothing with any "
-                            "step of the guidance: tie it to the step it supports, or drop it", f"snippets[{i}]"))
+    # 2. snippets no step uses (the one step-to-snippet rule, ``skill.links``)
+    for i in unlinked:
+        s = snippets[i]
+        if not any(not t.isdigit() for t in terms(texts[i])):
+            continue  # nothing to tell its step by (only figures and stop words): not judged
+        gaps.append(Gap("unused_snippet", f"snippets[{i}] ({s.get('source_article')}) is linked to no step of the "
+                        "guidance: name the step it supports in its why (\"step 3\"), or drop it", f"snippets[{i}]"))
 
     # 3. citations of articles this case never read
     if fetched is not None:
@@ -279,6 +310,47 @@ def evidence_gaps(
             gaps.append(Gap("source_title_mismatch", f"snippets[{i}].source_title {given!r} is not the title of "
                             f"{aid} ({title!r}): copy the title from the article header", f"snippets[{i}]"))
     return gaps
+
+
+def _linked(i: int, steps: list[Any], unlinked: list[int]) -> str:
+    """Where snippet ``i`` is linked, in words (for a message)."""
+    if i in unlinked:
+        return "linked to no step"
+    nums = [str(st.number) for st in steps if i in st.snippets]
+    return f"linked to step {', '.join(nums)}"
+
+
+def _derived(output: Mapping[str, Any], held: list[set[tuple[str, float]]], quoted_cf: str,
+             facts: _CaseFacts) -> tuple[set[tuple[str, float]], list[Gap]]:
+    """The amounts the output's ``derived`` entries state (a figure computed from quoted ones is not an
+    unquoted figure) and a ``unsupported_derived`` gap for each entry with a ``from`` item that no
+    snippet contains and the case does not state. A ``from`` item that holds amounts is matched by
+    value ("$200" is "$200.00"); any other by its text (normalised, any case)."""
+    entries = output.get("derived")
+    stated: set[tuple[str, float]] = set()
+    gaps: list[Gap] = []
+    quoted_amounts = set().union(*held) if held else set()
+    for i, d in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(d, Mapping):
+            continue
+        value = str(d.get("value") or "")
+        stated |= set(_amounts(normalize(value)))
+        missing: list[str] = []
+        for item in d.get("from") if isinstance(d.get("from"), list) else []:
+            text = normalize(str(item))
+            keys = set(_amounts(text))
+            if keys:
+                ok = all(k in quoted_amounts or k in facts.amounts for k in keys)
+            else:
+                ok = bool(text) and (text.casefold() in quoted_cf or text.casefold() in facts.text)
+            if not ok:
+                missing.append(str(item))
+        if missing:
+            listed = ", ".join(repr(m) for m in missing)
+            gaps.append(Gap("unsupported_derived", f"derived[{i}] ({value}) comes from {listed}, which no snippet "
+                            f"contains: quote the passage that states it, or correct derived[{i}].from",
+                            f"derived[{i}]"))
+    return stated, gaps
 
 
 def _fold(text: str) -> str:

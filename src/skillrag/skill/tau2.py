@@ -37,6 +37,15 @@ What becomes what:
   (``env_assertions``) and the information to communicate; ``extra`` = the domain, the original
   simulator instructions and persona, the env assertions, the task's purpose and user tools.
 
+The case's clock (``as_of``): offers and deadlines are judged against the benchmark's date, never today's.
+A tau2 environment states its time inside its tasks, as a property of the environment rather than an
+answer: banking's ``log_verification`` actions carry ``time_verified`` ("2025-11-14 03:40:00 EST"), and
+evaluator notes say "the current date (11/14/2025)". ``task_clock`` reads it; ``as_of`` is its date (the
+agent sees the date only, nothing else of the evaluation criteria). A task that states none takes the
+importer's ``as_of`` (``--as-of DATE``), else the clock the other tasks of the same file state (when
+they agree); when no task states one and no date is given, the import is refused with a line asking for
+``--as-of``. ``CaseRecord.as_of_source`` (never agent-facing) says where each date came from.
+
 What counts as simulator direction (removed; see ``_DIRECTION``): the role-play frame, instructions
 about how and when to reveal information, reactions to what the agent does ("If the agent ...",
 "Once the agent ..."), the simulator's own tools and tool calls, conversation mechanics ("end the
@@ -55,14 +64,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 from skillrag.corpus import check_id
-from skillrag.errors import InvalidIdError, MalformedSourceError
+from skillrag.errors import InvalidIdError, MalformedSourceError, UserError
 from skillrag.skill.cases import CaseRecord, Message, _GroundTruthBody
 
-__all__ = ["import_tau2", "situation_text", "task_to_record"]
+__all__ = ["import_tau2", "situation_text", "task_clock", "task_to_record"]
 
 _GOAL = re.compile(r"\*\*Your goal:?\*\*:?\s*(.+?)(?:\n\s*\n|\n\*\*|\n#|$)", re.DOTALL)
 _SITUATION = re.compile(r"\*\*Your situation:?\*\*:?\s*(.+?)(?:\n\s*\n|\n\*\*|\n#|$)", re.DOTALL)
@@ -378,11 +389,61 @@ def _structured(instr: dict[str, Any], task: dict[str, Any]) -> tuple[str, list[
     return reason, notes, reason
 
 
-def task_to_record(task: dict[str, Any], *, domain: str | None = None) -> CaseRecord:
+#: Action arguments that hold the environment's time (banking's ``log_verification``).
+_CLOCK_ARGS = ("time_verified",)
+_ISO_TIME = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?:\s*[A-Za-z]{2,5})?\s*$")
+#: "the current date (11/14/2025)", "today's date is 2025-11-14", "current date: 11/14/2025".
+_STATED_DATE = re.compile(r"\b(?:current date|today'?s date|today is|the date is)\W{0,4}(?:is\s+)?"
+                          r"(\d{1,2}/\d{1,2}/\d{4}|\d{4}-\d{2}-\d{2})", re.IGNORECASE)
+
+
+def _date_of(text: str) -> date | None:
+    """``2025-11-14`` (a time and zone may follow) or ``11/14/2025`` (US order, as tau2 writes it)."""
+    m = _ISO_TIME.match(text)
+    try:
+        if m:
+            return date.fromisoformat(m.group(1))
+        return datetime.strptime(text.strip(), "%m/%d/%Y").date()
+    except ValueError:
+        return None
+
+
+def task_clock(task: dict[str, Any]) -> tuple[date, str] | None:
+    """The environment's clock a tau2 task states: ``(its date, where it was read)``, or None.
+
+    Read, in this order: a ``time_verified`` argument of an expected action ("2025-11-14 03:40:00 EST"), then
+    a date the evaluator notes give as the current one ("the current date (11/14/2025)"). The time of day
+    stays in the ``where`` text only."""
+    criteria = task.get("evaluation_criteria") or {}
+    for i, a in enumerate(criteria.get("actions") or []):
+        args = a.get("arguments") if isinstance(a, dict) else None
+        for key in _CLOCK_ARGS:
+            value = args.get(key) if isinstance(args, dict) else None
+            day = _date_of(value) if isinstance(value, str) else None
+            if day is not None:
+                return day, f"task: evaluation_criteria.actions[{i}].arguments.{key} = {value!r}"
+    notes = (task.get("description") or {}).get("notes") if isinstance(task.get("description"), dict) else None
+    m = _STATED_DATE.search(str(notes or ""))
+    day = _date_of(m.group(1)) if m else None
+    if m and day is not None:
+        return day, f"task: description.notes {m.group(0)!r}"
+    return None
+
+
+def task_to_record(task: dict[str, Any], *, domain: str | None = None, as_of: date | None = None,
+                   as_of_source: str | None = None) -> CaseRecord:
     """One tau2 task → one case record (case + ground truth), as described in the module doc.
 
     ``domain`` names the domain when the task's instructions do not (text instructions: banking).
+    ``as_of``: the date for a task that states no clock (``task_clock``; the task's own wins), with
+    ``as_of_source`` saying where it came from; a task that states none, given none, gets no ``as_of``
+    (``import_tau2`` never leaves one so).
     """
+    clock = task_clock(task)
+    if clock is not None:
+        as_of, as_of_source = clock
+    elif as_of is None:
+        as_of_source = None
     scenario = task.get("user_scenario") or {}
     instr = scenario.get("instructions") or ""
     source_id = str(task["id"])
@@ -422,6 +483,8 @@ def task_to_record(task: dict[str, Any], *, domain: str | None = None) -> CaseRe
         contact_reason_path=path,
         case_notes=notes,
         case_messages=[Message(role="customer", content=opening or reason)] if (opening or reason) else [],
+        as_of=as_of,
+        as_of_source=as_of_source,
         ground_truth=_GroundTruthBody(
             reference_guidance=_reference(task, actions),
             required_documents=list(task.get("required_documents") or []),
@@ -436,14 +499,25 @@ def task_to_record(task: dict[str, Any], *, domain: str | None = None) -> CaseRe
     )
 
 
-def import_tau2(path: str | Path, *, domain: str | None = None) -> list[CaseRecord]:
+def import_tau2(path: str | Path, *, domain: str | None = None, as_of: date | str | None = None) -> list[CaseRecord]:
     """Read a tau2-bench task list (``tasks.json``, ``tasks_dev.json``) of any domain into case records.
 
     ``domain`` names the domain for tasks whose instructions are plain text (default: the parent
     folder's name when it is a known tau2 domain, else ``banking`` for a ``tau2-banking`` folder, else
-    ``tau2``). Raises ``MalformedSourceError`` naming the file and item when it is not a JSON list of
-    tasks with ids, or when two tasks map to the same case id.
+    ``tau2``). Every record gets an ``as_of`` (module doc): the clock its task states, else ``as_of``
+    (a date or ISO string), else the one clock the file's other tasks state. Raises
+    ``MalformedSourceError`` naming the file and item when it is not a JSON list of tasks with ids, or
+    when two tasks map to the same case id; ``UserError`` when ``as_of`` is not an ISO date, or a task
+    states no clock and neither ``as_of`` nor the file gives one (or the file's tasks disagree).
     """
+    given: date | None
+    if isinstance(as_of, str):
+        try:
+            given = date.fromisoformat(as_of.strip())
+        except ValueError:
+            raise UserError(f"--as-of {as_of!r} is not a date: give it as YYYY-MM-DD") from None
+    else:
+        given = as_of
     p = Path(path)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
@@ -460,6 +534,7 @@ def import_tau2(path: str | Path, *, domain: str | None = None) -> list[CaseReco
         domain = "banking" if "banking" in folder else folder if folder in {
             "telecom", "retail", "airline", "mock"} else None
     out: list[CaseRecord] = []
+    tasks: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
     for i, task in enumerate(data):
         if not isinstance(task, dict) or "id" not in task:
@@ -473,5 +548,31 @@ def import_tau2(path: str | Path, *, domain: str | None = None) -> list[CaseReco
             raise MalformedSourceError(p, f"item {i} (id {task['id']!r}): case id {rec.case_id!r} already used by "
                                           f"id {seen[rec.case_id]!r}")
         seen[rec.case_id] = str(task["id"])
+        tasks.append(task)
         out.append(rec)
-    return out
+    fallback, source = _fallback_clock(p, tasks, given)
+    return [r if r.as_of is not None else r.model_copy(update={"as_of": fallback, "as_of_source": source})
+            for r in out]
+
+
+def _fallback_clock(p: Path, tasks: list[dict[str, Any]], given: date | None) -> tuple[date | None, str | None]:
+    """The date for the tasks of ``p`` that state no clock, and where it comes from (module doc)."""
+    clocks = [c[0] for t in tasks if (c := task_clock(t)) is not None]
+    if len(clocks) == len(tasks):
+        return None, None  # every task states its own
+    if given is not None:
+        return given, f"--as-of {given.isoformat()} (the task states no clock)"
+    days = Counter(clocks)
+    if len(days) == 1:
+        [(day, n)] = days.items()
+        return day, (f"file: the clock {n} of the {len(tasks)} tasks in {p.name} state ({day.isoformat()}); "
+                     "the task states none")
+    n_none = len(tasks) - len(clocks)
+    if not days:
+        raise UserError(f"{p.name}: no task states the benchmark's clock (a time_verified argument, a current "
+                        "date in the notes), and offers and deadlines would be judged against today: give the "
+                        "date with --as-of YYYY-MM-DD")
+    listed = ", ".join(f"{d.isoformat()} ({k} task{'s' if k > 1 else ''})" for d, k in days.most_common())
+    who = f"{n_none} tasks state" if n_none > 1 else "1 task states"
+    raise UserError(f"{p.name}: {who} no clock and the others disagree ({listed}): give the date with "
+                    "--as-of YYYY-MM-DD")

@@ -9,7 +9,8 @@ size), success or failure.
 
 Budgets: every call is charged to its case's session in the workspace store (``skill.budget``):
 ``retrieve`` (a page read included) spends a query, ``get_article`` (whole, ``section`` or
-``summary``) a fetch, ``save_output`` a save (``check=True`` spends nothing). An over-budget call
+``summary``) a fetch, ``save_output`` a save (``check=True`` spends nothing, and neither does
+``save_status``, which shows the case's last save result again). An over-budget call
 raises ``BudgetExceeded`` before it runs; a failed call is refunded. Results carry the session's
 ``BudgetState`` after the call.
 """
@@ -37,7 +38,7 @@ from skillrag.errors import (
 )
 from skillrag.skill.budget import BudgetLedger, BudgetLimits, BudgetState, Charge
 from skillrag.skill.cases import Case, CaseFile
-from skillrag.skill.contract import locate, validate_output, verify_audit
+from skillrag.skill.contract import locate_all, validate_output, verify_audit
 from skillrag.skill.gaps import Gap, case_text, evidence_gaps
 from skillrag.skill.registry import Skill
 from skillrag.workspace import Workspace, atomic_write_text
@@ -49,6 +50,7 @@ __all__ = [
     "PageRead",
     "RetrieveResult",
     "Retriever",
+    "SaveStatus",
     "SavedOutput",
     "SectionInfo",
     "SkillTools",
@@ -213,17 +215,23 @@ class ArticleView:
 @dataclass(frozen=True)
 class EvidenceRecord:
     """Where an accepted snippet lies: ``article_body[start:end]`` (character offsets in the raw
-    body) of the article whose body hashed to ``content_hash`` (sha256 hex) when it was saved."""
+    body) of the article whose body hashed to ``content_hash`` (sha256 hex) when it was saved.
+    ``occurrences``: how many times the passage occurs in that body (``contract.locate_all``);
+    ``matched``: which of them (1-based, in body order) the offsets point at: the first. When a passage
+    occurs more than once the record says so, rather than silently standing for one copy."""
 
     index: int
     source_article: str
     start: int
     end: int
     content_hash: str
+    occurrences: int = 1
+    matched: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "source_article": self.source_article, "start": self.start,
-                "end": self.end, "content_hash": self.content_hash}
+                "end": self.end, "content_hash": self.content_hash, "occurrences": self.occurrences,
+                "matched": self.matched}
 
 
 @dataclass(frozen=True)
@@ -239,10 +247,24 @@ class SavedOutput:
     warnings: list[Gap] = field(default_factory=list)
     budget: BudgetState | None = None
     checked_only: bool = False
+    replaced: dict[str, Any] | None = None
 
     @property
     def case_id(self) -> str:
         return str(self.output["case_id"])
+
+
+@dataclass(frozen=True)
+class SaveStatus:
+    """``save_output --status``: the case's ``last`` save attempt as it was reported (``accepted``; for an
+    accepted save ``path``, ``evidence``, ``warnings``, ``replaced``; for a rejected one ``reasons``; and
+    ``at``, when), None when the session has made none; ``attempts``: save attempts recorded; the
+    ``budget`` now (the status itself spends nothing)."""
+
+    case_id: str
+    last: dict[str, Any] | None
+    attempts: int
+    budget: BudgetState
 
 
 class RetrieveResult(list):  # type: ignore[type-arg]
@@ -675,7 +697,10 @@ class SkillTools:
         warnings (``skillrag.skill.gaps``: they never reject).
 
         ``check``: validate and report exactly as a save would, but write nothing and spend nothing.
-        A save spends one save attempt of the case named by ``output["case_id"]`` (accepted or not).
+        A save spends one save attempt of the case named by ``output["case_id"]`` (accepted or not), and
+        its result is kept for ``save_status``. A save after an accepted one is allowed while the case
+        has saves left: it replaces the saved output, and its ``SavedOutput.replaced`` (the receipt's
+        ``replaced``) names the output it overwrote; a rejected one leaves the saved output as it was.
         Raises ``ContractViolation`` listing every reason (nothing is written then) and
         ``BudgetExceeded`` when the case's saves are spent."""
         summary_args: dict[str, Any] = {"case_id": output.get("case_id") if isinstance(output, dict) else None}
@@ -718,15 +743,44 @@ class SkillTools:
 
     def _charged_save(self, state: BudgetState, fn: Callable[[], SavedOutput]) -> tuple[SavedOutput, BudgetState]:
         """A save attempt spends a save whether the contract accepts it or not (no refund on a
-        rejection); any other failure is refunded."""
+        rejection); any other failure is refunded. Its result is kept in the account (``save_status``)."""
+        from skillrag.skill.views import save_json
+
         after, seq = self.ledger.charge(state.session_id, "save", "save_output", str(state.case_id))
         try:
-            return fn(), after
-        except ContractViolation:
+            saved = fn()
+        except ContractViolation as exc:
+            self.ledger.record_save(state.session_id, seq, {"accepted": False, "case_id": state.case_id,
+                                                           "reasons": exc.reasons})
             raise
         except Exception:
             self.ledger.refund(state.session_id, seq)
             raise
+        receipt = save_json(saved)
+        receipt.pop("budget", None)
+        self.ledger.record_save(state.session_id, seq, receipt)
+        return saved, after
+
+    def save_status(self, case_id: str | None = None) -> SaveStatus:
+        """The case's last save attempt, as it was reported, and its budget now: a free, uncharged way to
+        see a receipt again (``save_output --status``). The case is found as for any call (``use_case``;
+        on the Python API a case that has no session of its own is refused too). Raises ``UserError``
+        when the case has no session (it was never loaded, so nothing was saved for it)."""
+        status_box: dict[str, BudgetState] = {}
+
+        def run() -> SaveStatus:
+            state = self._find_session(case_id)
+            if state is not None:
+                status_box["s"] = state
+            if state is None:
+                who = f"case {case_id!r}" if case_id else "this call"
+                raise UserError(f"{who} has no session, so nothing was saved for it: call load_case "
+                                f"{case_id or 'CASE_ID'} first")
+            last, attempts = self.ledger.last_save(state.session_id)
+            return SaveStatus(state.case_id, last, attempts, self.ledger.get(state.session_id))
+
+        return self._timed("save_status", {"case_id": case_id} if case_id else {}, run,
+                           lambda: _case_of(status_box, case_id))
 
     def _save(self, output: dict[str, Any], path: Path | None, state: BudgetState | None, *,
               check: bool) -> SavedOutput:
@@ -736,10 +790,11 @@ class SkillTools:
         evidence: list[EvidenceRecord] = []
         for i, s in enumerate(output["snippets"]):
             art = arts[s["source_article"]]
-            span = locate(s["text"], art.body)
-            if span is None:  # cannot happen: validate_output accepted this snippet
+            spans = locate_all(s["text"], art.body)
+            if not spans:  # cannot happen: validate_output accepted this snippet
                 raise ContractViolation([f"snippets[{i}].text: not a verbatim substring of {art.id!r}"])
-            evidence.append(EvidenceRecord(i, art.id, span[0], span[1], art.content_hash))
+            evidence.append(EvidenceRecord(i, art.id, spans[0][0], spans[0][1], art.content_hash,
+                                           occurrences=len(spans), matched=1))
         fetched = self.ledger.fetched(state.session_id) if state is not None else None
         read = self.store.get_many(sorted(fetched - set(arts))) if fetched else {}
         pool = {**read, **arts}
@@ -765,13 +820,14 @@ class SkillTools:
                                self.ledger.get(state.session_id) if state else None, checked_only=True)
         case_id = check_id(str(output["case_id"]), "case")
         dest = Path(path) if path is not None else self.workspace.runs_dir / case_id / "output.json"
+        replaced = _replaced(dest)
         # the run record beside an output describes the run that wrote that output; this save replaces
         # it, so an earlier run's record goes first (a harness run writes its own after this save)
         run_record_path(dest).unlink(missing_ok=True)
         atomic_write_text(dest, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
         if state is not None:
             self.ledger.accepted(state.session_id)
-        return SavedOutput(dest, record, evidence, gaps)
+        return SavedOutput(dest, record, evidence, gaps, replaced=replaced)
 
     def _case_text(self, case_id: str) -> str | None:
         """The agent-facing case ``case_id`` as text (``gaps.case_text``), for the warnings: what the
@@ -817,6 +873,22 @@ class SkillTools:
             return {}
         data = filters.model_dump() if hasattr(filters, "model_dump") else dict(filters)
         return {k: v for k, v in data.items() if v}
+
+
+def _replaced(dest: Path) -> dict[str, Any] | None:
+    """What an accepted save at ``dest`` replaces: ``{path, saved_at, case_id}`` of the output already
+    there (``saved_at``/``case_id`` None when it is not a readable saved output), else None."""
+    if not dest.is_file():
+        return None
+    try:
+        old = json.loads(dest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        old = None
+    audit = old.get("audit") if isinstance(old, dict) else None
+    saved_at = audit.get("saved_at") if isinstance(audit, dict) else None
+    case = old.get("case_id") if isinstance(old, dict) else None
+    return {"path": str(dest), "saved_at": saved_at if isinstance(saved_at, str) else None,
+            "case_id": case if isinstance(case, str) else None}
 
 
 def _case_of(box: Mapping[str, BudgetState], case_id: str | None) -> str | None:

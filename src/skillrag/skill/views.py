@@ -17,7 +17,13 @@ saves_used}`` of the case's session (``skillrag.skill.budget``), counted after t
   summary) and starts at ``offset`` of the article's raw body, where ``sections`` offsets point.
   The text form (``article_text``) opens with a header of the same fields, then the body verbatim.
 * ``save_output``: ``{accepted, checked_only, path, case_id, n_snippets, evidence[{index,
-  source_article, start, end, content_hash}], warnings[{kind, subject, message}], budget}``.
+  source_article, start, end, content_hash, occurrences, matched}], warnings[{kind, subject, message}],
+  budget}`` (``occurrences``: how often the passage occurs in its article; ``matched``: which copy the
+  offsets point at, the first); ``replaced``: ``{path, saved_at, case_id}`` of the output this save
+  overwrote, else null.
+* ``save_output --status``: ``{case_id, last_save, save_attempts, budget}``; ``last_save`` is the last
+  attempt's result as it was reported (without its budget) plus ``at``, or, for a rejected attempt,
+  ``{accepted: false, case_id, reasons, at}``; null when the case has made none.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from skillrag.skill.budget import BudgetState
 from skillrag.skill.cases import Case
 
 __all__ = ["BODY_RULE", "article_json", "article_text", "budget_json", "case_json", "page_json",
-           "retrieve_json", "save_json"]
+           "retrieve_json", "save_json", "status_json"]
 
 #: The line that separates ``get_article``'s text header from the verbatim body.
 BODY_RULE = "===== body: quote word for word from below this line ====="
@@ -121,5 +127,13 @@ def save_json(saved: Any) -> dict[str, Any]:
         "n_snippets": len(saved.evidence),
         "evidence": [e.to_dict() for e in saved.evidence],
         "warnings": [g.to_dict() for g in saved.warnings],
+        "replaced": getattr(saved, "replaced", None),
         "budget": budget_json(saved.budget),
     }
+
+
+def status_json(status: Any) -> dict[str, Any]:
+    """``save_output --status``'s result (a ``SaveStatus``): the last save attempt as it was reported,
+    the number of attempts, and the budget now."""
+    return {"case_id": status.case_id, "last_save": status.last, "save_attempts": status.attempts,
+            "budget": budget_json(status.budget)}
