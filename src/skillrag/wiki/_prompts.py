@@ -15,7 +15,7 @@ __all__ = ["Prompt", "load_prompt"]
 EXPECTED: dict[str, frozenset[str]] = {
     "build_page.md": frozenset(
         {"merge_rule", "family", "link_types", "article_id", "max_steps", "max_sources", "candidates",
-         "article_title", "article_source", "article_body"}
+         "index", "index_rule", "article_title", "article_source", "article_body"}
     ),
     "build_aspect.md": frozenset(
         {"page_id", "exists", "aspect", "category", "title", "link_types", "max_steps", "members"}

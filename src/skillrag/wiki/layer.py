@@ -37,6 +37,7 @@ from skillrag.workspace import Workspace, atomic_write_text
 __all__ = [
     "Layer",
     "Manifest",
+    "index_line",
     "layer_fingerprint",
     "library_version",
     "load_pages",
@@ -84,7 +85,8 @@ class Manifest(BaseModel):
     built_at: str = ""
 
 
-def _index_line(page: Page) -> str:
+def index_line(page: Page) -> str:
+    """The one `index.md` line of ``page``: title link, kind, number of sources and intent (cut)."""
     intent = page.intent or (page.solves[0] if page.solves else "")
     if len(intent) > 140:
         intent = intent[:140].rsplit(" ", 1)[0] + " …"
@@ -245,7 +247,7 @@ class Layer:
         for pid in removed:
             entries.pop(pid, None)
         for page in pages:
-            entries[page.id] = _index_line(page)
+            entries[page.id] = index_line(page)
         atomic_write_text(self.index_path, _index_text(entries))
 
     def sync_index(self, pages: Iterable[Page] | None = None) -> bool:
@@ -253,7 +255,7 @@ class Layer:
         layer's pages when the caller has just read them); True when the file had to be rewritten
         (e.g. a build killed between a page write and its index line)."""
         pages = self.pages(skip_bad=True) if pages is None else pages
-        text = _index_text({p.id: _index_line(p) for p in pages})
+        text = _index_text({p.id: index_line(p) for p in pages})
         if self.index_path.is_file() and self.index_path.read_text(encoding="utf-8") == text:
             return False
         atomic_write_text(self.index_path, text)
