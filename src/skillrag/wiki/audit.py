@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from skillrag.corpus import ArticleStore
 from skillrag.wiki._prompts import load_prompt
-from skillrag.wiki.layer import Layer
+from skillrag.wiki.layer import Layer, in_scope
 from skillrag.wiki.page import Page, render_page
 from skillrag.workspace import Workspace
 
@@ -54,6 +54,8 @@ class StructuralAudit:
     index_orphans: list[str] = field(default_factory=list)
     malformed: list[str] = field(default_factory=list)
     stale: list[tuple[str, str]] = field(default_factory=list)  # (page id, article id)
+    scope: list[str] | None = None  # the article id prefixes the layer was built over (None: all articles)
+    out_of_scope: int = 0  # active articles outside the scope (not expected on any page)
 
     @property
     def coverage(self) -> float:
@@ -71,15 +73,21 @@ class StructuralAudit:
         return d
 
 
-def audit_structure(ws: Workspace) -> StructuralAudit:
-    """Run the structural checks over the workspace's layer and articles (no model)."""
-    layer = Layer(ws)
-    hashes = ArticleStore(ws).hashes()
+def audit_structure(ws: Workspace, layer: Layer | None = None) -> StructuralAudit:
+    """Run the structural checks over the workspace's layer (``layer``: another one, e.g. a build's
+    staging layer) and articles (no model). A layer built over a scope (its manifest's ``scope``) is
+    checked against the articles of that scope; the others are counted in ``out_of_scope``."""
+    layer = layer or Layer(ws)
+    every = ArticleStore(ws).hashes()
+    man = layer.manifest() if layer.manifest_path.is_file() else None
+    scope = man.scope if man is not None else None
+    hashes = {a: h for a, h in every.items() if in_scope(a, scope)}
     malformed = layer.bad_pages()
     pages = layer.pages(skip_bad=True)
     index = layer.index_entries()
     cited: set[str] = set()
-    rep = StructuralAudit(pages=len(pages), articles=len(hashes), links=0, referenced=0, malformed=malformed)
+    rep = StructuralAudit(pages=len(pages), articles=len(hashes), links=0, referenced=0, malformed=malformed,
+                          scope=scope, out_of_scope=len(every) - len(hashes))
     page_ids = {p.id for p in pages}
     for p in pages:
         ids = p.article_ids()
@@ -87,17 +95,17 @@ def audit_structure(ws: Workspace) -> StructuralAudit:
         if not p.sources:
             rep.no_sources.append(p.id)
         for aid in ids:
-            if aid not in hashes:
+            if aid not in every:
                 rep.dangling.append((p.id, aid))
             else:
                 cited.add(aid)
-                if aid in p.built_from and p.built_from[aid] != hashes[aid]:
+                if aid in p.built_from and p.built_from[aid] != every[aid]:
                     rep.stale.append((p.id, aid))
         if p.id not in index:
             rep.not_in_index.append(p.id)
     bad_stems = {line.split(":", 1)[0].rsplit("/", 1)[-1].removesuffix(".md") for line in malformed}
     rep.index_orphans = sorted(pid for pid in index if pid not in page_ids and pid not in bad_stems)
-    rep.referenced = len(cited)
+    rep.referenced = len(cited & set(hashes))
     rep.unreferenced = sorted(set(hashes) - cited)
     return rep
 

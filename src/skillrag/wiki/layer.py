@@ -23,7 +23,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from skillrag.workspace import Workspace, atomic_write_text
 __all__ = [
     "Layer",
     "Manifest",
+    "in_scope",
     "index_line",
     "layer_fingerprint",
     "library_version",
@@ -83,6 +84,18 @@ class Manifest(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
     articles: dict[str, str] = Field(default_factory=dict, description="article id -> content hash covered.")
     built_at: str = ""
+    scope: list[str] | None = Field(
+        None, description="Article id prefixes the layer was built over (`wiki build --builder agent --scope`); "
+                          "None = every article.")
+
+    def in_scope(self, article_id: str) -> bool:
+        """Whether the layer is meant to cover ``article_id`` (every article when it has no scope)."""
+        return in_scope(article_id, self.scope)
+
+
+def in_scope(article_id: str, scope: Sequence[str] | None) -> bool:
+    """Whether ``article_id`` starts with one of the ``scope`` prefixes (always, when ``scope`` is None)."""
+    return scope is None or article_id.startswith(tuple(scope))
 
 
 def index_line(page: Page) -> str:
