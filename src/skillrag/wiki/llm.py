@@ -67,6 +67,7 @@ __all__ = [
     "LLMBuildResult",
     "LLMBuilder",
     "PageBuilder",
+    "candidate_text",
     "PageDraft",
     "parse_draft",
     "validate_aspect_draft",
@@ -172,6 +173,16 @@ class LLMBuildLimits:
     passes: int = 2  # passes over failed articles before reporting them
     index_lines: int = 15  # index.md lines of the next closest pages shown after the candidates
 
+    @classmethod
+    def from_settings(cls, wiki: Any) -> LLMBuildLimits:
+        """The limits a build uses with the workspace's ``wiki:`` settings (``WikiSettings``)."""
+        return cls(candidate_pages=wiki.candidate_pages, max_retries=wiki.max_retries)
+
+    def params(self) -> dict[str, int]:
+        """The limits recorded in the layer's manifest."""
+        return {"candidate_pages": self.candidate_pages, "max_retries": self.max_retries, "passes": self.passes,
+                "max_candidate_chars": self.max_candidate_chars, "max_article_chars": self.max_article_chars}
+
     def prompt_cap(self) -> int:
         """An upper bound on one build prompt, in characters (retry text excluded): the fixed text,
         the candidate pages each with its id list, the index lines, the family block and the article."""
@@ -237,6 +248,12 @@ class Journal:
             conn.execute(f"DELETE FROM {other.table}")
             conn.execute(f"INSERT INTO {other.table} SELECT * FROM {self.table}")
             conn.execute(f"DELETE FROM {self.table}")
+
+    def copy_to(self, other: Journal) -> None:
+        """Replace ``other``'s rows with a copy of this journal's (one transaction)."""
+        with self.ws.connect() as conn, conn:
+            conn.execute(f"DELETE FROM {other.table}")
+            conn.execute(f"INSERT INTO {other.table} SELECT * FROM {self.table}")
 
     def begin_apply(self, key: str, chash: str, action: str, page: Page, usage: tuple[int, int],
                     attempts: int) -> None:
@@ -382,7 +399,7 @@ def validate_aspect_draft(draft: PageDraft, *, members: list[str], known_ids: Ca
     return reasons
 
 
-def _candidate_text(page: Page, max_chars: int) -> str:
+def candidate_text(page: Page, max_chars: int) -> str:
     """A candidate page as the model sees it: the page cut to ``max_chars`` characters, then its
     source ids (up to ``ID_LIST_CHARS`` characters of them), so a long entity page's list is shown."""
     body = render_page(page.model_copy(update={"sources": ()})).split("\n---\n", 1)[-1]
@@ -536,7 +553,7 @@ class PageBuilder:
         body = article.body
         if len(body) > lim.max_article_chars:
             body = body[: lim.max_article_chars] + "\n… (truncated)"
-        cand = "\n\n".join(_candidate_text(p, lim.max_candidate_chars) for p in candidates) or "(none)"
+        cand = "\n\n".join(candidate_text(p, lim.max_candidate_chars) for p in candidates) or "(none)"
         merge_rule = (
             "In this build every article gets its own page: CREATE it, or UPDATE the candidate page only if it"
             " already cites this article." if self.variant == "no-merge" else ""

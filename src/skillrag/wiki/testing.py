@@ -2,7 +2,8 @@
 
 ``ScriptedPageModel`` plays the builder's model deterministically from the prompt it receives (the
 family rule code wrote into it, the candidate pages shown, or an aspect page's member list); faults
-can be planted per article. ``OverlapJudge`` plays the
+can be planted per article. ``ScriptedAgent`` plays a coding agent working an agent build with the
+same answers. ``OverlapJudge`` plays the
 link judge: a link passes when the claims share enough content words with the article body.
 ``synthetic_corpus`` writes a corpus of any size for scale tests.
 """
@@ -23,7 +24,7 @@ from skillrag.wiki.families import group_key
 from skillrag.wiki.families import humanize_key as _humanize_key
 from skillrag.workspace import Workspace
 
-__all__ = ["Interrupt", "OverlapJudge", "ScriptedPageModel", "last_prompt", "synthetic_corpus"]
+__all__ = ["Interrupt", "OverlapJudge", "ScriptedAgent", "ScriptedPageModel", "last_prompt", "synthetic_corpus"]
 
 _ARTICLE = re.compile(r"^Article to place:\nid: (\S+)\ntitle: (.*)$", re.MULTILINE)
 
@@ -99,8 +100,13 @@ class ScriptedPageModel:
         self.prompts.append(prompt)
         if self.interrupt_at is not None and len(self.prompts) == self.interrupt_at:
             raise Interrupt(f"simulated kill at call {len(self.prompts)}")
+        return _call(info, self.answer(prompt))
+
+    def answer(self, prompt: str) -> dict[str, Any]:
+        """The page draft (as JSON data) this player writes for a build or aspect prompt; faults planted
+        for the article apply. ``ScriptedAgent`` plays the agent driver with it."""
         if _ASPECT.search(prompt):
-            return _call(info, _aspect_answer(prompt))
+            return _aspect_answer(prompt)
         m = _ARTICLE.search(prompt)
         assert m, "not a build prompt"
         aid, title = m.group(1), m.group(2).strip()
@@ -146,7 +152,48 @@ class ScriptedPageModel:
             args["sources"] = [s for s in args["sources"] if s["id"] != aid]
         elif fault == "bad-update":
             args["action"], args["page_id"] = "update", "no-such-page"
-        return _call(info, args)
+        return args
+
+
+class ScriptedAgent:
+    """A deterministic coding agent for the agent driver (``skillrag.wiki.agent.AgentBuild``): it claims
+    work with ``next``, answers each task's prompt as :class:`ScriptedPageModel` would (``player``, faults
+    included) and writes the draft with ``write_page``; after a rejection it asks ``next`` again (which
+    hands back its claim with the pages as they are now) and writes again, at most ``retries`` times,
+    then releases the claim. ``.log`` lists ``(key, "accepted" | "rejected" | "released", reasons)``."""
+
+    def __init__(self, build: Any, name: str, *, player: ScriptedPageModel | None = None, retries: int = 3) -> None:
+        self.build = build
+        self.name = name
+        self.player = player or ScriptedPageModel(build.ws)
+        self.retries = retries
+        self.log: list[tuple[str, str, list[str]]] = []
+
+    def step(self) -> bool:
+        """Work one claim to its end; False when ``next`` had nothing to claim."""
+        from skillrag.errors import PageRejected
+
+        for _ in range(self.retries + 1):
+            task = self.build.next(self.name)
+            if task is None:
+                return False
+            try:
+                self.build.write_page(task.claim, json.dumps(self.player.answer(task.prompt)))
+            except PageRejected as exc:
+                self.log.append((task.key, "rejected", exc.reasons))
+                continue
+            self.log.append((task.key, "accepted", []))
+            return True
+        self.build.release(claim=task.claim)
+        self.log.append((task.key, "released", []))
+        return True
+
+    def run(self, max_tasks: int = 10_000) -> int:
+        """Work until nothing is left to claim (or ``max_tasks`` claims); returns the claims worked."""
+        n = 0
+        while n < max_tasks and self.step():
+            n += 1
+        return n
 
 
 _ASPECT = re.compile(r"^ASPECT page \(page id ([a-z0-9-]+); it exists already: (yes|no)\)", re.MULTILINE)
