@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -23,7 +24,9 @@ from skillrag.wiki.page import render_page
 
 wiki_app = typer.Typer(help="The navigation layer: build, audit and read the wiki pages.", no_args_is_help=True)
 
-BuilderOpt = Annotated[str | None, typer.Option("--builder", help="extractive (no model) or llm.")]
+BuilderOpt = Annotated[str | None, typer.Option(
+    "--builder", help="extractive (no model), llm, or agent (prepared for coding agents: exports the "
+                      "wiki-maintainer skill they run).")]
 VariantOpt = Annotated[str | None, typer.Option("--variant", help=f"Layer variant: {', '.join(VARIANTS)}.")]
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Model id, e.g. openai:gpt-4.1 (llm builder / judge).")]
 
@@ -44,12 +47,40 @@ def build_cmd(
                                                     help="Model calls in flight at once.")] = None,
     rebuild: Annotated[bool, typer.Option(
         "--rebuild", help="Build a new layer aside and swap it in when complete (the old one stays until then).")] = False,
+    scope: Annotated[list[str] | None, typer.Option(
+        "--scope", help="Agent builds: only articles whose id starts with this prefix (repeatable).")] = None,
+    scope_file: Annotated[Path | None, typer.Option(
+        "--scope-file", help="Agent builds: a file of id prefixes, one per line (# comments).")] = None,
+    export: Annotated[Path | None, typer.Option(
+        "--export", help="Agent builds: write the wiki-maintainer skill into DIR/wiki-maintainer "
+                         "(default: WORKSPACE/.skillrag/agents).")] = None,
+    lease_minutes: Annotated[float, typer.Option(
+        "--lease-minutes", min=1, help="Agent builds: a claim with no call on it expires after this many minutes.")
+    ] = 20.0,
+    discard: Annotated[bool, typer.Option("--discard", help="Agent builds: drop an open agent build first.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Agent builds: replace an existing export folder.")] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Build the layer, or update it after a re-ingest (only pages touched by changed articles)."""
     ws = open_workspace(workspace)
     if builder is None and model is not None:
         builder = "llm"
+    agent_only = [n for n, v in (("--scope", scope), ("--scope-file", scope_file), ("--export", export),
+                                 ("--discard", discard), ("--force", force)) if v]
+    if (builder or ws.config.wiki.builder) == "agent":
+        from skillrag.cli.wiki_agent import build_agent
+
+        prefixes = list(scope or [])
+        if scope_file is not None:
+            lines = scope_file.read_text(encoding="utf-8").splitlines()
+            prefixes += [ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip()]
+        if (scope or scope_file) and not prefixes:
+            raise UserError("--scope/--scope-file name no prefix")
+        build_agent(ws, variant=variant, scope=prefixes or None, export=export, lease_minutes=lease_minutes,
+                    rebuild=rebuild, discard=discard, force=force, json_out=json_out)
+        return
+    if agent_only:
+        raise UserError(f"{', '.join(agent_only)}: only for agent builds (add --builder agent)")
     if dry_run:
         if (builder or ws.config.wiki.builder) != "llm":
             raise UserError("--dry-run estimates an llm build: add --builder llm")
@@ -209,4 +240,7 @@ def show_cmd(
 
 
 def register(app: typer.Typer) -> None:
+    from skillrag.cli.wiki_agent import agent_app
+
+    wiki_app.add_typer(agent_app, name="agent")
     app.add_typer(wiki_app, name="wiki")

@@ -21,6 +21,10 @@ EXPECTED: dict[str, frozenset[str]] = {
         {"page_id", "exists", "aspect", "category", "title", "link_types", "max_steps", "members"}
     ),
     "retry.md": frozenset({"reasons", "article_id"}),
+    "maintainer_skill.md": frozenset(
+        {"variant", "scope", "candidate_pages", "index_lines", "link_types", "max_steps", "max_sources",
+         "lease_minutes"}
+    ),
     "judge_link.md": frozenset(
         {"page_title", "page_id", "link_type", "article_id", "claims", "article_title", "article_body"}
     ),

@@ -69,12 +69,15 @@ from skillrag.workspace import Workspace
 
 __all__ = [
     "DEFAULT_LEASE_S",
+    "MAINTAINER_NAME",
+    "MAINTAINER_SCRIPTS",
     "AgentBuild",
     "AgentTask",
     "BuildStatus",
     "FinishResult",
     "PrepareReport",
     "check_agent_name",
+    "maintainer_skill",
     "open_build",
     "prepare_agent_build",
 ]
@@ -209,7 +212,9 @@ def prepare_agent_build(
                 _discard(ws, current["build_id"], clock())
             elif (current["variant"], current["scope"]) == (variant, scope):
                 build = AgentBuild(ws, clock=clock)
-                st = build.status()
+                b = build.builder()
+                b.replay()  # a write killed between its journal row and its file
+                st = build.status(b)
                 return PrepareReport(build_id=current["build_id"], variant=variant, scope=scope,
                                      staging=str(build.layer.root), articles=st.articles, to_write=st.articles_left,
                                      aspects=st.aspects_left, resumed=True)
@@ -438,9 +443,10 @@ class AgentBuild:
 
     # -- next ------------------------------------------------------------------------------------
 
-    def next(self, agent: str) -> AgentTask | None:
+    def next(self, agent: str, *, key: str | None = None) -> AgentTask | None:
         """Claim the next piece of work for ``agent`` and return it (the claim it already holds, if
-        any); None when nothing is left to claim (see ``status`` for who holds what)."""
+        any); None when nothing is left to claim (see ``status`` for who holds what). ``key`` claims that
+        article id (or ``aspect:PAGE_ID``) instead; ``UserError`` when it is not free."""
         agent = check_agent_name(agent)
         with self.ws.connect() as conn:
             epoch = self._epoch(conn)  # read before the pages, so any later write counts as newer
@@ -471,11 +477,21 @@ class AgentBuild:
                     "SELECT key, agent FROM wiki_agent_claims WHERE build_id=?", (self.build_id,))}
                 free = [a.id for a in todo if a.id not in claimed
                         and not (a.id in done and done[a.id] == a.content_hash)]
-                key = self._pick(conn, agent, free, fam_of, claimed)
-                if key is None and not any(k in arts for k in claimed):
+                wanted, key = key, None
+                if wanted is not None and wanted.startswith("aspect:"):
                     aspects = dict(b.aspect_todo())
-                    free_aspects = [f"aspect:{pid}" for pid in aspects if f"aspect:{pid}" not in claimed]
-                    key = free_aspects[0] if free_aspects else None
+                    key = wanted if wanted.removeprefix("aspect:") in aspects and wanted not in claimed else None
+                elif wanted is not None:
+                    key = wanted if wanted in free else None
+                else:
+                    key = self._pick(conn, agent, free, fam_of, claimed)
+                    if key is None and not any(k in arts for k in claimed):
+                        aspects = dict(b.aspect_todo())
+                        free_aspects = [f"aspect:{pid}" for pid in aspects if f"aspect:{pid}" not in claimed]
+                        key = free_aspects[0] if free_aspects else None
+                if key is None and wanted is not None:
+                    who = f"claimed by {claimed[wanted]}" if wanted in claimed else "done or not in this build"
+                    raise UserError(f"{wanted} is not free to claim ({who})")
                 if key is None:
                     return None
                 claim, resumed = f"c-{secrets.token_hex(5)}", False
@@ -766,3 +782,70 @@ class AgentBuild:
                              (self.clock(), self.build_id))
             st.state = "finished"
             return FinishResult(swapped=True, status=st, audit=audit_structure(self.ws))
+
+
+#: The wiki-maintainer skill's scripts: script name -> (``skillrag wiki agent`` sub-command, usage line).
+MAINTAINER_SCRIPTS: dict[str, tuple[str, str]] = {
+    "next": ("next", "Usage: next.py --agent NAME [--json]  -> claim the next article or aspect page; prints the task."),
+    "read_page": ("read-page", "Usage: read_page.py PAGE_ID [--claim C]  -> the page as candidates are shown."),
+    "write_page": ("write-page", ("Usage: write_page.py DRAFT.json --claim C [--json]  -> exit 0 written, "
+                                 "1 rejected (every reason listed; the claim is kept), 2 usage error.")),
+    "release": ("release", "Usage: release.py (--claim C | --agent NAME | --expired)  -> give claims back."),
+    "status": ("status", "Usage: status.py [--json]  -> done, claimed and left; rejected writes."),
+    "finish": ("finish", "Usage: finish.py [--json]  -> audit, and swap the layer in when it is complete."),
+}
+
+MAINTAINER_NAME = "wiki-maintainer"
+
+
+def _example_draft() -> dict[str, Any]:
+    return {
+        "action": "create", "page_id": None, "kind": "entity", "title": "Gold Rewards Card (credit cards)",
+        "intent": "What the Gold Rewards Card offers and how specialists handle its fees, rewards and lost cards.",
+        "solves": ["A cardholder asks why the annual fee was charged", "A cardholder reports a lost card"],
+        "does_not_solve": [],
+        "steps": [
+            {"text": "Explain the annual fee and when it is waived.",
+             "links": [{"type": "fee", "article_id": "doc_credit_cards_gold_rewards_card_001"}]},
+            {"text": "Freeze a lost card first, then order the replacement.",
+             "links": [{"type": "procedure", "article_id": "doc_credit_cards_gold_rewards_card_002"},
+                       {"type": "tool", "article_id": "doc_credit_cards_gold_rewards_card_002"}]},
+        ],
+        "sources": [{"id": "doc_credit_cards_gold_rewards_card_001", "summary": "Annual fee and its waiver."},
+                    {"id": "doc_credit_cards_gold_rewards_card_002", "summary": "Replacing a lost card."}],
+    }
+
+
+def maintainer_skill(build: AgentBuild) -> tuple[dict[str, Any], str, dict[str, str]]:
+    """``(front matter, manual, references)`` of the wiki-maintainer skill for ``build``: the manual
+    (``prompts/maintainer_skill.md``) with the build's settings filled in, and the reference files
+    (``page-draft.schema.json``, ``example-draft.json``, ``build.json``). ``skillrag.skill.maintainer``
+    writes them with the skill export machinery."""
+    from skillrag.wiki._prompts import load_prompt
+    from skillrag.wiki.llm import PageDraft
+    from skillrag.wiki.page import LINK_TYPES
+
+    lim = build.limits
+    scope = ("it covers every article" if not build.scope else
+             "it covers only the articles whose id starts with " + ", ".join(f"`{s}`" for s in build.scope))
+    manual = load_prompt("maintainer_skill.md").render(
+        variant=build.variant, scope=scope, candidate_pages=lim.candidate_pages, index_lines=lim.index_lines,
+        link_types=", ".join(LINK_TYPES), max_steps=lim.max_steps, max_sources=lim.max_sources,
+        lease_minutes=f"{build.lease_s / 60:g}")
+    front = {
+        "name": MAINTAINER_NAME,
+        "description": ("Writes and maintains the navigation layer of a skillrag workspace: wiki pages that say what "
+                        "each workflow or product is for, with every step linked to its source article. Use when "
+                        "an agent build of the layer is open and articles are waiting to be placed on pages, one "
+                        "at a time, through the scripts in this folder."),
+        "license": "Apache-2.0",
+        "metadata": {"tools": " ".join(MAINTAINER_SCRIPTS), "build": build.build_id},
+    }
+    settings = {"build_id": build.build_id, "variant": build.variant, "scope": build.scope,
+                "lease_minutes": build.lease_s / 60, "limits": asdict(lim), "prompt_cap_chars": lim.prompt_cap()}
+    refs = {
+        "page-draft.schema.json": json.dumps(PageDraft.model_json_schema(), indent=2) + "\n",
+        "example-draft.json": json.dumps(_example_draft(), indent=2) + "\n",
+        "build.json": json.dumps(settings, indent=2) + "\n",
+    }
+    return front, manual, refs
