@@ -142,39 +142,81 @@ def audit_cmd(
     model: ModelOpt = None,
     fix: Annotated[bool, typer.Option("--fix", help="Remove the links the judge flagged.")] = False,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=32, help="Judge calls at once.")] = 1,
+    judge_packets: Annotated[Path | None, typer.Option(
+        "--judge-packets", help="With --links: write one judge packet per link into this new folder (for agents "
+                                "or people) instead of calling a model.")] = None,
+    verdicts: Annotated[Path | None, typer.Option(
+        "--verdicts", help="With --links: read the judges' votes back (a filled packets folder, .jsonl or .json).")
+    ] = None,
+    mapping: Annotated[Path | None, typer.Option(
+        "--mapping", help="Item mapping file (default: PACKETS.mapping.json beside the packets folder).")] = None,
+    blind: Annotated[bool, typer.Option("--blind/--no-blind", help="Packets: shuffled, random item ids.")] = True,
+    seed: Annotated[int | None, typer.Option("--seed", help="Packets: seed of the blind shuffle.")] = None,
+    votes: Annotated[int | None, typer.Option(
+        "--votes", min=1, help="Verdicts: votes expected per link; fewer count as failed (default: those cast).")
+    ] = None,
+    layer_name: Annotated[str, typer.Option(
+        "--layer-name", help="Packets/verdicts: the name link items give the layer judged.")] = "wiki",
     json_out: JsonOpt = False,
 ) -> None:
-    """Structural audit of the layer (coverage, dangling ids, index); `--links` adds the semantic audit."""
+    """Structural audit of the layer (coverage, dangling ids, index); `--links` adds the semantic audit
+    (a judge model, or external judges: `--judge-packets DIR`, then `--verdicts DIR`)."""
     ws = open_workspace(workspace)
     if fix and not links:
         raise UserError("--fix needs --links (it removes the links the judge flags)")
+    if (judge_packets or verdicts) and not links:
+        raise UserError("--judge-packets/--verdicts need --links")
+    if sum(x is not None for x in (model, judge_packets, verdicts)) > 1:
+        raise UserError("give one of --model, --judge-packets, --verdicts")
+    if fix and judge_packets is not None:
+        raise UserError("--fix needs verdicts: write the packets, have them judged, then run --verdicts DIR --fix")
     st = audit_structure(ws)
     if st.articles == 0 and st.pages == 0:
         raise EmptyInputError("nothing to audit: no articles and no wiki layer (run `skillrag ingest`, then "
                               "`skillrag wiki build`)")
     sem = None
     fixed = None
-    if links:
+    packets = None
+    if links and judge_packets is not None:
+        from skillrag.evaluation.link_packets import write_link_packets
+
+        mp, mpath = write_link_packets(ws, judge_packets, layer=layer_name, blind=blind, seed=seed,
+                                       mapping_path=mapping)
+        packets = {"folder": str(judge_packets), "items": len(mp.items), "mapping": str(mpath), "blind": blind}
+    elif links and verdicts is not None:
+        from skillrag.evaluation.link_packets import read_link_verdicts
+        from skillrag.evaluation.packets import default_mapping_path, load_mapping
+
+        if mapping is None and verdicts.is_dir() and default_mapping_path(verdicts).is_file():
+            mapping = default_mapping_path(verdicts)
+        sem = read_link_verdicts(ws, verdicts, load_mapping(mapping) if mapping is not None else None,
+                                 layer=layer_name, votes_per_item=votes)
+    elif links:
         spec = model or ws.config.models.judge or ws.config.models.default
         if spec is None:
-            raise UserError("--links needs a judge model: pass --model ID or set models.judge")
+            raise UserError("--links needs a judge: --model ID (or models.judge), or external judges with "
+                            "--judge-packets DIR, then --verdicts DIR")
         with _progress("judging links") as prog:
             task = prog.add_task("", total=None)
             sem = audit_links(ws, spec, concurrency=concurrency,
                               progress=lambda d, t: prog.update(task, completed=d, total=t))
-        if fix and sem.flagged:
-            fixed = fix_links(ws, sem.flagged)
+    if sem is not None and fix and sem.flagged:
+        fixed = fix_links(ws, sem.flagged)
     if json_out:
         out = {"structure": st.to_dict()}
         if sem is not None:
             out["links"] = sem.to_dict()
         if fixed is not None:
             out["fix"] = fixed.to_dict()
+        if packets is not None:
+            out["packets"] = packets
         print_json(out)
     else:
         console.print(f"structural audit: {'PASS' if st.ok else 'FAIL'}")
         table = Table("check", "result")
         table.add_row("pages", str(st.pages))
+        if st.scope:
+            table.add_row("scope", f"{', '.join(st.scope)} ({st.articles} articles; {st.out_of_scope} outside)")
         table.add_row("articles referenced", f"{st.referenced}/{st.articles} ({st.coverage:.1%})")
         table.add_row("page->article links", str(st.links))
         for label, items in (("unreferenced articles", st.unreferenced), ("dangling ids", st.dangling),
@@ -189,10 +231,18 @@ def audit_cmd(
             for it in items[:20]:
                 console.print(f"  {label}: {it if isinstance(it, str) else ' -> '.join(it)}",
                               markup=False, highlight=False, soft_wrap=True)
+        if packets is not None:
+            console.print(f"wrote {packets['items']} link packets to {packets['folder']} (mapping: "
+                          f"{packets['mapping']}; keep it away from the judges); when they are filled: "
+                          f"`skillrag wiki audit --links --verdicts {packets['folder']}`",
+                          markup=False, highlight=False, soft_wrap=True)
         if sem is not None:
             console.print(f"semantic audit ({sem.model}): {len(sem.judgements) - len(sem.flagged)}/"
                           f"{len(sem.judgements)} links supported ({sem.pass_rate:.1%}); {sem.cached} from cache; "
-                          f"{sem.input_tokens:,} in / {sem.output_tokens:,} out tokens")
+                          f"{sem.input_tokens:,} in / {sem.output_tokens:,} out tokens",
+                          markup=False, highlight=False, soft_wrap=True)
+            for e in sem.errors[:20]:
+                console.print(f"  note: {e}", markup=False, highlight=False, soft_wrap=True)
             for j in sem.flagged[:50]:
                 console.print(f"  flagged: {j.page_id} -> {j.article_id} [{j.link_type}]: {j.reason}",
                               markup=False, highlight=False, soft_wrap=True)

@@ -29,12 +29,14 @@ from skillrag.workspace import Workspace
 
 __all__ = [
     "LinkAudit",
+    "LinkJob",
     "LinkJudgement",
     "LinkVerdict",
     "StructuralAudit",
     "audit_links",
     "audit_structure",
     "fix_links",
+    "link_jobs",
     "page_links",
 ]
 
@@ -183,6 +185,41 @@ CREATE TABLE IF NOT EXISTS wiki_link_audit (
 """
 
 
+@dataclass(frozen=True)
+class LinkJob:
+    """One page -> article link to judge, with the judge's prompt (``prompts/judge_link.md``) filled in."""
+
+    page_id: str
+    page_hash: str  # sha256 of the rendered page
+    article_id: str
+    article_hash: str
+    link_type: str
+    prompt: str
+
+
+def link_jobs(ws: Workspace, *, max_article_chars: int = 12000) -> list[LinkJob]:
+    """Every page -> article link of the workspace's layer with its judge prompt, in page order (pages by
+    id). Dangling links are left out (the structural audit reports them). The model judge
+    (``audit_links``) and external judges (``skillrag.evaluation.link_packets``) judge these same prompts."""
+    prompt = load_prompt("judge_link.md")
+    pages = Layer(ws).pages(skip_bad=True)
+    arts = ArticleStore(ws).get_many(sorted({aid for p in pages for aid in p.article_ids()}))
+    jobs = []
+    for p in pages:
+        ph = hashlib.sha256(render_page(p).encode()).hexdigest()
+        for aid, ltype, claims in page_links(p):
+            if aid not in arts:
+                continue
+            art = arts[aid]
+            body = art.body if len(art.body) <= max_article_chars else art.body[:max_article_chars] + "\n…"
+            text = prompt.render(page_title=p.title, page_id=p.id, link_type=ltype, article_id=aid,
+                                 claims="\n".join(f"- {c}" for c in claims), article_title=art.title,
+                                 article_body=body)
+            jobs.append(LinkJob(page_id=p.id, page_hash=ph, article_id=aid, article_hash=art.content_hash,
+                                link_type=ltype, prompt=text))
+    return jobs
+
+
 def audit_links(
     ws: Workspace,
     model: Any,
@@ -191,10 +228,8 @@ def audit_links(
     max_article_chars: int = 12000,
     progress: Callable[[int, int], None] | None = None,
 ) -> LinkAudit:
-    """Judge every page -> article link with ``model`` (a ``Model`` or a spec for ``resolve_model``).
-
-    Dangling links are not sent to the judge (the structural audit reports them). Raises ``ModelError``
-    when the provider fails.
+    """Judge every page -> article link (``link_jobs``) with ``model`` (a ``Model`` or a spec for
+    ``resolve_model``). Raises ``ModelError`` when the provider fails.
     """
     from pydantic_ai import Agent
 
@@ -202,21 +237,11 @@ def audit_links(
 
     resolved = resolve_model(model, settings=ws.config.models)
     name = model_id(model)
-    prompt = load_prompt("judge_link.md")
-    store = ArticleStore(ws)
-    pages = Layer(ws).pages(skip_bad=True)
-    wanted = sorted({aid for p in pages for aid in p.article_ids()})
-    arts = store.get_many(wanted)
     with ws.connect() as conn:
         conn.executescript(AUDIT_SCHEMA)
         cache = {(r["page_hash"], r["article_hash"], r["article_id"]): (bool(r["supported"]), r["reason"])
                  for r in conn.execute("SELECT * FROM wiki_link_audit WHERE model=?", (name,))}
-    jobs = []
-    for p in pages:
-        ph = hashlib.sha256(render_page(p).encode()).hexdigest()
-        for aid, ltype, claims in page_links(p):
-            if aid in arts:
-                jobs.append((p, ph, aid, ltype, claims))
+    jobs = link_jobs(ws, max_article_chars=max_article_chars)
     report = LinkAudit(model=name)
     agent = Agent(resolved, output_type=LinkVerdict)
     results: list[LinkJudgement | None] = [None] * len(jobs)
@@ -225,27 +250,23 @@ def audit_links(
 
     async def judge(i: int) -> None:
         nonlocal done
-        p, ph, aid, ltype, claims = jobs[i]
-        art = arts[aid]
-        key = (ph, art.content_hash, aid)
+        job = jobs[i]
+        key = (job.page_hash, job.article_hash, job.article_id)
         if key in cache:
             ok, reason = cache[key]
             report.cached += 1
         else:
-            body = art.body if len(art.body) <= max_article_chars else art.body[:max_article_chars] + "\n…"
-            text = prompt.render(page_title=p.title, page_id=p.id, link_type=ltype, article_id=aid,
-                                 claims="\n".join(f"- {c}" for c in claims), article_title=art.title,
-                                 article_body=body)
             async with sem:
                 with model_errors(name):
-                    res = await agent.run(text)
+                    res = await agent.run(job.prompt)
             report.input_tokens += res.usage.input_tokens or 0
             report.output_tokens += res.usage.output_tokens or 0
             ok, reason = res.output.supported, res.output.reason.strip()
             with ws.connect() as conn, conn:
                 conn.execute("INSERT OR REPLACE INTO wiki_link_audit VALUES (?,?,?,?,?,?,?)",
-                             (ph, art.content_hash, p.id, aid, name, int(ok), reason))
-        results[i] = LinkJudgement(page_id=p.id, article_id=aid, link_type=ltype, supported=ok, reason=reason)
+                             (job.page_hash, job.article_hash, job.page_id, job.article_id, name, int(ok), reason))
+        results[i] = LinkJudgement(page_id=job.page_id, article_id=job.article_id, link_type=job.link_type,
+                                   supported=ok, reason=reason)
         done += 1
         if progress:
             progress(done, len(jobs))
