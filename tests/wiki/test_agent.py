@@ -349,3 +349,28 @@ def test_agent_names_are_checked(ws):
         AgentBuild(ws).next("")
     with pytest.raises(UserError, match="--agent NAME"):
         AgentBuild(ws).next("two words")
+
+
+def test_families_and_aspects_are_found_once_per_build_and_corpus_state(ws, monkeypatch, corpus_dir, write_articles,
+                                                                          articles):
+    import skillrag.wiki.llm as llm_mod
+
+    prepare_agent_build(ws)
+    first = AgentBuild(ws).builder()
+
+    def found_again(*args, **kwargs):
+        raise AssertionError("families or aspects found again")
+
+    monkeypatch.setattr(llm_mod, "find_families", found_again)
+    monkeypatch.setattr(llm_mod, "find_aspects", found_again)
+    again = AgentBuild(ws).builder()  # what each script process does: read them back
+    fams = [(f.key, f.title, f.found_by, f.ids()) for f in first.structure()[0]]
+    assert [(f.key, f.title, f.found_by, f.ids()) for f in again.structure()[0]] == fams
+    asp = {pid: (a.name, a.ids(), [m.key_line for m in a.members]) for pid, a in first.aspect_targets().items()}
+    assert {pid: (a.name, a.ids(), [m.key_line for m in a.members]) for pid, a in again.aspect_targets().items()} == asp
+    arts = dict(articles)
+    arts["doc_disputes_001"] = (arts["doc_disputes_001"][0], arts["doc_disputes_001"][1] + "\nMore.\n")
+    write_articles(corpus_dir, arts)
+    ingest(ws, [corpus_dir])
+    with pytest.raises(AssertionError, match="found again"):  # the corpus changed: found again, not reused
+        AgentBuild(ws).builder()

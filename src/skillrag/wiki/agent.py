@@ -43,8 +43,9 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from skillrag.corpus import Article, ArticleStore
+from skillrag.corpus import Article, ArticleStore, content_hash
 from skillrag.errors import EmptyInputError, PageRejected, UserError, WorkspaceError
+from skillrag.wiki.aspects import structure_from_json, structure_to_json
 from skillrag.wiki.build import ArticleDiff, BuildReport, diff_articles, drop_removed
 from skillrag.wiki.layer import (
     Layer,
@@ -97,7 +98,9 @@ CREATE TABLE IF NOT EXISTS wiki_agent_builds (
     scope       TEXT,
     lease_s     REAL NOT NULL,
     state       TEXT NOT NULL CHECK (state IN ('open', 'finished', 'discarded')),
-    finished_at REAL
+    finished_at REAL,
+    structure_key TEXT,
+    structure     TEXT
 );
 CREATE TABLE IF NOT EXISTS wiki_agent_claims (
     build_id   TEXT NOT NULL,
@@ -148,6 +151,10 @@ def open_build(ws: Workspace) -> dict[str, Any] | None:
     """The agent build in progress in ``ws`` (its row), or None."""
     with ws.connect() as conn:
         conn.executescript(SCHEMA)
+        have = {r[1] for r in conn.execute("PRAGMA table_info(wiki_agent_builds)")}
+        for col in ("structure_key", "structure"):  # a store from before these columns
+            if col not in have:
+                conn.execute(f"ALTER TABLE wiki_agent_builds ADD COLUMN {col} TEXT")
         row = conn.execute("SELECT * FROM wiki_agent_builds WHERE state='open' ORDER BY created_at DESC").fetchone()
     if row is None:
         return None
@@ -395,10 +402,26 @@ class AgentBuild:
     # -- the one builder -------------------------------------------------------------------------
 
     def builder(self) -> PageBuilder:
-        """The page builder over this build's staging layer, journal and scoped articles."""
+        """The page builder over this build's staging layer, journal and scoped articles. Its families
+        and aspects are found once per build and corpus state and kept in the build's row, so each
+        script call (a new process) only reads them back."""
         articles = [a for a in ArticleStore(self.ws).list(split_documents=False) if in_scope(a.id, self.scope)]
-        return PageBuilder(self.ws, variant=self.variant, limits=self.limits, layer=self.layer, journal=self.journal,
-                           builder="agent", model_name=None, articles=articles)
+        key = content_hash(json.dumps([self.variant, self.ws.config.wiki.max_group, library_version(),
+                                       sorted((a.id, a.content_hash) for a in articles)]))
+        structure = None
+        with self.ws.connect() as conn:
+            row = conn.execute("SELECT structure_key, structure FROM wiki_agent_builds WHERE build_id=?",
+                               (self.build_id,)).fetchone()
+        if row is not None and row["structure_key"] == key and row["structure"]:
+            structure = structure_from_json(row["structure"], articles)
+        b = PageBuilder(self.ws, variant=self.variant, limits=self.limits, layer=self.layer, journal=self.journal,
+                        builder="agent", model_name=None, articles=articles, structure=structure)
+        if structure is None:
+            text = structure_to_json(*b.structure())
+            with self.ws.connect() as conn, conn:
+                conn.execute("UPDATE wiki_agent_builds SET structure_key=?, structure=? WHERE build_id=?",
+                             (key, text, self.build_id))
+        return b
 
     def _article_todo(self, b: PageBuilder) -> list[Article]:
         """Articles still to write: new, changed or uncited against the manifest, not yet journalled done."""

@@ -423,7 +423,8 @@ class PageBuilder:
     by its sections); families, aspects and the ids a page may cite come from them alone, so a build
     over a subset is the build of a corpus holding only that subset. ``builder`` / ``model_name`` are
     recorded on every page (``builder: llm``, ``model: openai:gpt-4.1``; ``builder: agent``,
-    ``model``: the agent's name).
+    ``model``: the agent's name). ``structure``: the families and aspects, when the caller has them
+    (the agent driver keeps them per build, so each script call need not find them again).
     """
 
     def __init__(
@@ -437,6 +438,7 @@ class PageBuilder:
         builder: str = "llm",
         model_name: str | None = None,
         articles: list[Article] | None = None,
+        structure: tuple[list[Family], list[Aspect]] | None = None,
     ) -> None:
         self.ws = ws
         self.builder = builder
@@ -449,9 +451,13 @@ class PageBuilder:
         self.articles = articles if articles is not None else self.store.list(split_documents=False)
         self._hashes = {a.id: a.content_hash for a in self.articles}
         self._families: list[Family] = []
+        self._aspects: list[Aspect] | None = None
         self._family_of: dict[str, Family] = {}
         if variant != "no-merge":
-            self._families = find_families(self.articles, max_group=ws.config.wiki.max_group)
+            if structure is not None:
+                self._families, self._aspects = list(structure[0]), list(structure[1])
+            else:
+                self._families = find_families(self.articles, max_group=ws.config.wiki.max_group)
             self._family_of = {a.id: f for f in self._families for a in f.articles}
         self._build_prompt = load_prompt("build_page.md")
         self._retry_prompt = load_prompt("retry.md")
@@ -701,13 +707,19 @@ class PageBuilder:
         if self.variant == "no-merge":
             return {}
         out: dict[str, Aspect] = {}
-        for asp in find_aspects(self._families):
+        for asp in self.structure()[1]:
             base = aspect_page_id(asp)
             pid, n = base, 2
             while pid in out or (pid in self._pages and self._pages[pid].kind != "aspect"):
                 pid, n = f"{base}-{n}", n + 1
             out[pid] = asp
         return out
+
+    def structure(self) -> tuple[list[Family], list[Aspect]]:
+        """The build's families and aspects, found by code from its articles (computed once)."""
+        if self._aspects is None:
+            self._aspects = find_aspects(self._families) if self.variant != "no-merge" else []
+        return self._families, self._aspects
 
     @staticmethod
     def _aspect_hash(asp: Aspect) -> str:
