@@ -67,6 +67,9 @@ def test_a_scripted_agent_builds_the_layer_with_the_exported_scripts(ws, tmp_pat
     r = script(folder, "finish")
     assert r.returncode == 0 and "structural audit PASS" in r.stdout, r.stdout + r.stderr
     assert {p.builder for p in load_pages(ws)} == {"agent"}
+    r = script(folder, "status", "--json")  # after finish: what the finished build recorded
+    st = json.loads(r.stdout)
+    assert r.returncode == 0 and st["state"] == "finished" and st["agents"]["cli-1"]["articles"] == 6
     # a normal layer: audit, index, search, skill export
     rc, out, _ = run(capsys, "wiki", "audit", "-w", w)
     assert rc == 0 and "PASS" in out and "6/6" in out

@@ -166,8 +166,14 @@ def _print_status(st: Any) -> None:
 
 @agent_app.command("status")
 def status_cmd(workspace: WorkspaceOpt = None, json_out: JsonOpt = False) -> None:
-    """Done, claimed and left; rejected writes and their reasons; articles per agent-hour."""
-    st = _build(workspace).status()
+    """Done, claimed and left; rejected writes and their reasons; articles per agent-hour (with no build
+    open: what the last finished one recorded)."""
+    from skillrag.wiki.agent import last_finished, open_build
+
+    ws = open_workspace(workspace)
+    st = last_finished(ws) if open_build(ws) is None else None
+    if st is None:
+        st = _build(workspace).status()  # the open build (or the error saying there is none)
     if json_out:
         print_json(st.to_dict())
     else:

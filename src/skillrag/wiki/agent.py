@@ -78,6 +78,7 @@ __all__ = [
     "FinishResult",
     "PrepareReport",
     "check_agent_name",
+    "last_finished",
     "maintainer_skill",
     "open_build",
     "prepare_agent_build",
@@ -100,7 +101,8 @@ CREATE TABLE IF NOT EXISTS wiki_agent_builds (
     state       TEXT NOT NULL CHECK (state IN ('open', 'finished', 'discarded')),
     finished_at REAL,
     structure_key TEXT,
-    structure     TEXT
+    structure     TEXT,
+    summary       TEXT
 );
 CREATE TABLE IF NOT EXISTS wiki_agent_claims (
     build_id   TEXT NOT NULL,
@@ -152,7 +154,7 @@ def open_build(ws: Workspace) -> dict[str, Any] | None:
     with ws.connect() as conn:
         conn.executescript(SCHEMA)
         have = {r[1] for r in conn.execute("PRAGMA table_info(wiki_agent_builds)")}
-        for col in ("structure_key", "structure"):  # a store from before these columns
+        for col in ("structure_key", "structure", "summary"):  # a store from before these columns
             if col not in have:
                 conn.execute(f"ALTER TABLE wiki_agent_builds ADD COLUMN {col} TEXT")
         row = conn.execute("SELECT * FROM wiki_agent_builds WHERE state='open' ORDER BY created_at DESC").fetchone()
@@ -161,6 +163,21 @@ def open_build(ws: Workspace) -> dict[str, Any] | None:
     out = dict(row)
     out["scope"] = json.loads(out["scope"]) if out["scope"] else None
     return out
+
+
+def last_finished(ws: Workspace) -> BuildStatus | None:
+    """The status a finished agent build recorded when it was swapped in (the latest one), or None."""
+    with ws.connect() as conn:
+        conn.executescript(SCHEMA)
+        if "summary" not in {r[1] for r in conn.execute("PRAGMA table_info(wiki_agent_builds)")}:
+            return None
+        row = conn.execute("SELECT summary FROM wiki_agent_builds WHERE state='finished' AND summary IS NOT NULL "
+                           "ORDER BY finished_at DESC").fetchone()
+    if row is None:
+        return None
+    data = json.loads(row["summary"])
+    data.pop("complete", None)
+    return BuildStatus(**data)
 
 
 @dataclass
@@ -537,10 +554,15 @@ class AgentBuild:
     def _pick(self, conn: Any, agent: str, free: list[str], fam_of: dict[str, str],
               claimed: dict[str, str]) -> str | None:
         """The article to hand out: one of the family the agent last wrote, else one of a family no
-        other agent is working on (so two agents rarely race for one entity page), else the first."""
+        other agent is working on (holds a claim in, or wrote its last page to within the lease), so two
+        agents rarely race for one entity page; else the first."""
         if not free:
             return None
-        busy = {fam_of.get(k, k) for k in claimed}
+        busy = {fam_of.get(k, k) for k, who in claimed.items() if who != agent}
+        for r in conn.execute("SELECT agent, key, MAX(seq) FROM wiki_agent_events WHERE build_id=? AND "
+                              "event='accepted' AND agent<>? AND at>? GROUP BY agent",
+                              (self.build_id, agent, self.clock() - self.lease_s)):
+            busy.add(fam_of.get(r["key"], r["key"]))
         last = conn.execute("SELECT key FROM wiki_agent_events WHERE build_id=? AND agent=? AND event='accepted' "
                             "ORDER BY seq DESC LIMIT 1", (self.build_id, agent)).fetchone()
         if last is not None:
@@ -799,11 +821,11 @@ class AgentBuild:
                 return FinishResult(swapped=False, status=st, audit=audit, missing=missing)
             swap_in(self.ws, self.layer.root)
             self.journal.move_to(Journal(self.ws))
+            st.state = "finished"
             with self.ws.connect() as conn, conn:
                 conn.execute("DELETE FROM wiki_agent_claims WHERE build_id=?", (self.build_id,))
-                conn.execute("UPDATE wiki_agent_builds SET state='finished', finished_at=? WHERE build_id=?",
-                             (self.clock(), self.build_id))
-            st.state = "finished"
+                conn.execute("UPDATE wiki_agent_builds SET state='finished', finished_at=?, summary=? WHERE build_id=?",
+                             (self.clock(), json.dumps(st.to_dict()), self.build_id))
             return FinishResult(swapped=True, status=st, audit=audit_structure(self.ws))
 
 
