@@ -374,3 +374,19 @@ def test_families_and_aspects_are_found_once_per_build_and_corpus_state(ws, monk
     ingest(ws, [corpus_dir])
     with pytest.raises(AssertionError, match="found again"):  # the corpus changed: found again, not reused
         AgentBuild(ws).builder()
+
+
+def test_aspect_pages_are_handed_out_while_articles_are_still_claimed_and_keep_their_ids(ws):
+    prepare_agent_build(ws)
+    build = AgentBuild(ws)
+    slow = build.next("slow", key="doc_disputes_001")  # holds its article to the end
+    early = _claim(build, "early", "doc_savings_blue_002")
+    out = build.write_page(early.claim, _draft("doc_savings_blue_002", title="Overview", kind="entity"))
+    assert out["page_id"] == "overview-2"  # "overview" is the aspect page's id: never taken by an article page
+    agent = ScriptedAgent(build, "fast")
+    agent.run()
+    assert [k for k, *_ in agent.log][-1] == "aspect:overview"  # written while "slow" still holds its claim
+    assert [c["key"] for c in build.status().claims] == ["doc_disputes_001"]
+    build.write_page(slow.claim, _draft("doc_disputes_001"))
+    res = build.finish()
+    assert res.swapped and {p.id for p in load_pages(ws)} >= {"overview", "overview-2"}

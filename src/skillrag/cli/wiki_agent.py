@@ -61,9 +61,9 @@ def next_cmd(workspace: WorkspaceOpt = None, agent: AgentOpt = None, json_out: J
                           "(`skillrag wiki agent finish`)", **_PLAIN)
         else:
             console.print(f"nothing to claim right now: {st.articles_left} articles and {st.aspects_left} aspect "
-                          f"pages are left, {len(held)} of them claimed by other agents (aspect pages are handed "
-                          "out once every article is written); run next.py again in a minute (an unused claim "
-                          f"expires after {st.lease_s / 60:g} minutes)", **_PLAIN)
+                          f"pages are left, all claimed by other agents ({len(held)} claims); run next.py again "
+                          f"in a minute (a claim with no call on it expires after {st.lease_s / 60:g} minutes)",
+                          **_PLAIN)
         return
     if json_out:
         print_json({"task": task.to_dict(), "state": "claimed"})

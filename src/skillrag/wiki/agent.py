@@ -5,8 +5,8 @@ rebuild journal (``wiki_journal_rebuild``) and the manifest, exactly as ``wiki b
 --rebuild`` has them; the exported wiki-maintainer skill (``skillrag.skill.maintainer``) gives agents
 scripts that call :class:`AgentBuild`:
 
-- ``next(agent)`` claims the next article (or, once every article is written or claimed, the next
-  aspect page) and returns the task: the prompt :class:`~skillrag.wiki.llm.PageBuilder` renders for a
+- ``next(agent)`` claims the next article (or, once no article is left to claim, the next aspect
+  page) and returns the task: the prompt :class:`~skillrag.wiki.llm.PageBuilder` renders for a
   model (family, entity page, candidate pages, index lines, schema, article), bounded the same way;
 - ``read_page(page_id, claim)`` shows a page as a candidate is shown, and makes it one for the claim;
 - ``write_page(claim, draft_json)`` validates the draft with the builder's own checks and writes it
@@ -525,7 +525,7 @@ class AgentBuild:
                     key = wanted if wanted in free else None
                 else:
                     key = self._pick(conn, agent, free, fam_of, claimed)
-                    if key is None and not any(k in arts for k in claimed):
+                    if key is None:  # no article is free: aspect pages (their ids are reserved)
                         aspects = dict(b.aspect_todo())
                         free_aspects = [f"aspect:{pid}" for pid in aspects if f"aspect:{pid}" not in claimed]
                         key = free_aspects[0] if free_aspects else None

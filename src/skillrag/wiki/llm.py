@@ -452,6 +452,7 @@ class PageBuilder:
         self._hashes = {a.id: a.content_hash for a in self.articles}
         self._families: list[Family] = []
         self._aspects: list[Aspect] | None = None
+        self._reserved: frozenset[str] | None = None
         self._family_of: dict[str, Family] = {}
         if variant != "no-merge":
             if structure is not None:
@@ -611,12 +612,26 @@ class PageBuilder:
         return validate_aspect_draft(draft, members=asp.ids(), known_ids=self._known, limits=self.limits)
 
     def new_id(self, title: str) -> str:
-        """A page id for a new page titled ``title``, unused in the layer."""
+        """A page id for a new page titled ``title``, unused in the layer and not one the build's aspect
+        pages take (so an aspect page can be written before or after the article pages)."""
         base = slugify(title)
         pid, n = base, 2
-        while pid in self._pages:
+        reserved = self._aspect_ids()
+        while pid in self._pages or pid in reserved:
             pid, n = f"{base}-{n}", n + 1
         return pid
+
+    def _aspect_ids(self) -> frozenset[str]:
+        if self._reserved is None:
+            out: set[str] = set()
+            for asp in self.structure()[1]:
+                base = aspect_page_id(asp)
+                pid, n = base, 2
+                while pid in out:
+                    pid, n = f"{base}-{n}", n + 1
+                out.add(pid)
+            self._reserved = frozenset(out)
+        return self._reserved
 
     def page_for(self, draft: PageDraft, page_id: str | None = None, *, author: str | None = None) -> Page:
         """The page a valid article draft makes: the page it updates, or a new id from its title."""
