@@ -390,3 +390,18 @@ def test_aspect_pages_are_handed_out_while_articles_are_still_claimed_and_keep_t
     build.write_page(slow.claim, _draft("doc_disputes_001"))
     res = build.finish()
     assert res.swapped and {p.id for p in load_pages(ws)} >= {"overview", "overview-2"}
+
+
+def test_a_long_page_is_refused_with_its_size_and_read_page_full_shows_all_of_it(ws):
+    prepare_agent_build(ws)
+    build = AgentBuild(ws)
+    task = build.next("a1", key="doc_disputes_001")
+    steps = [{"text": f"Step {i}: " + "check the dispute window carefully " * 12,
+              "links": [{"type": "procedure", "article_id": "doc_disputes_001"}]} for i in range(30)]
+    big = {**json.loads(_draft("doc_disputes_001")), "steps": steps}
+    with pytest.raises(PageRejected, match=r"page longer than 12000 characters \(1\d{4}\): condense it"):
+        build.write_page(task.claim, json.dumps(big))
+    build.write_page(task.claim, json.dumps({**big, "steps": steps[:20]}))
+    cut, full = build.read_page("disputing-a-charge"), build.read_page("disputing-a-charge", full=True)
+    assert "… (truncated)" in cut and "Step 19:" not in cut  # as a candidate is shown to the model
+    assert "Step 19:" in full and full == Layer(ws, root=build.layer.root).page_path("disputing-a-charge").read_text()

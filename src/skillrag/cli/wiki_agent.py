@@ -90,9 +90,10 @@ def next_cmd(workspace: WorkspaceOpt = None, agent: AgentOpt = None, json_out: J
 def read_page_cmd(
     page_id: Annotated[str, typer.Argument(metavar="PAGE_ID", help="A page id (from the task or its index lines).")],
     workspace: WorkspaceOpt = None, claim: ClaimOpt = None,
+    full: Annotated[bool, typer.Option("--full", help="The whole page file, not cut as candidates are.")] = False,
 ) -> None:
     """Print a page of the build as a candidate page is shown; with --claim it becomes one you may update."""
-    write_raw(_build(workspace).read_page(page_id, claim).rstrip("\n") + "\n")
+    write_raw(_build(workspace).read_page(page_id, claim, full=full).rstrip("\n") + "\n")
 
 
 @agent_app.command("write-page")

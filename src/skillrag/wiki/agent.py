@@ -65,7 +65,7 @@ from skillrag.wiki.llm import (
     candidate_text,
     parse_draft,
 )
-from skillrag.wiki.page import check_page_id, slugify
+from skillrag.wiki.page import check_page_id, render_page, slugify
 from skillrag.workspace import Workspace
 
 __all__ = [
@@ -609,14 +609,15 @@ class AgentBuild:
         raise UserError(f"claim {claim!r} on {last['key']} is over: {what.get(last['event'], last['event'])}; "
                         "run next.py for new work")
 
-    def read_page(self, page_id: str, claim: str | None = None) -> str:
-        """The page as a candidate is shown in a prompt (bounded the same way). With ``claim``, the page
-        becomes one the claim may update (as read now) and the claim's lease is renewed."""
+    def read_page(self, page_id: str, claim: str | None = None, *, full: bool = False) -> str:
+        """The page as a candidate is shown in a prompt (bounded the same way), or with ``full`` the whole
+        page file. With ``claim``, the page becomes one the claim may update (as read now) and the
+        claim's lease is renewed."""
         check_page_id(page_id)
         with self.ws.connect() as conn:
             epoch = self._epoch(conn)
         page = self.layer.read(page_id)
-        text = candidate_text(page, self.limits.max_candidate_chars)
+        text = render_page(page) if full else candidate_text(page, self.limits.max_candidate_chars)
         if claim is not None:
             with self.ws.write_transaction() as conn:
                 row = self._claim_row(conn, claim)
@@ -832,7 +833,8 @@ class AgentBuild:
 #: The wiki-maintainer skill's scripts: script name -> (``skillrag wiki agent`` sub-command, usage line).
 MAINTAINER_SCRIPTS: dict[str, tuple[str, str]] = {
     "next": ("next", "Usage: next.py --agent NAME [--json]  -> claim the next article or aspect page; prints the task."),
-    "read_page": ("read-page", "Usage: read_page.py PAGE_ID [--claim C]  -> the page as candidates are shown."),
+    "read_page": ("read-page", ("Usage: read_page.py PAGE_ID [--claim C] [--full]  -> the page as candidates are "
+                               "shown (--full: all of it).")),
     "write_page": ("write-page", ("Usage: write_page.py DRAFT.json --claim C [--json]  -> exit 0 written, "
                                  "1 rejected (every reason listed; the claim is kept), 2 usage error.")),
     "release": ("release", "Usage: release.py (--claim C | --agent NAME | --expired)  -> give claims back."),
@@ -876,7 +878,7 @@ def maintainer_skill(build: AgentBuild) -> tuple[dict[str, Any], str, dict[str, 
     manual = load_prompt("maintainer_skill.md").render(
         variant=build.variant, scope=scope, candidate_pages=lim.candidate_pages, index_lines=lim.index_lines,
         link_types=", ".join(LINK_TYPES), max_steps=lim.max_steps, max_sources=lim.max_sources,
-        lease_minutes=f"{build.lease_s / 60:g}")
+        lease_minutes=f"{build.lease_s / 60:g}", max_candidate_chars=lim.max_candidate_chars)
     front = {
         "name": MAINTAINER_NAME,
         "description": ("Writes and maintains the navigation layer of a skillrag workspace: wiki pages that say what "

@@ -603,8 +603,10 @@ class PageBuilder:
         if reasons:
             return reasons
         page = self.page_for(draft)
-        if len(render_page(page)) > self.limits.max_page_chars:
-            return [f"page longer than {self.limits.max_page_chars} characters: condense it"]
+        size = len(render_page(page))
+        if size > self.limits.max_page_chars:
+            return [(f"page longer than {self.limits.max_page_chars} characters ({size}): condense it (shorter steps, "
+                    "and shorter source summaries: a source you list with a summary replaces its old one)")]
         return []
 
     def check_aspect_draft(self, draft: PageDraft, asp: Aspect) -> list[str]:
