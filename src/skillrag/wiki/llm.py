@@ -168,7 +168,7 @@ class LLMBuildLimits:
     max_article_chars: int = 12000  # of the article body shown, in characters
     max_steps: int = 30
     max_sources: int = 25
-    max_page_chars: int = 12000  # rendered page, in characters
+    max_page_chars: int = 12000  # rendered page without its source list and their hashes, in characters
     max_retries: int = 2  # model retries per attempt after an invalid page
     passes: int = 2  # passes over failed articles before reporting them
     index_lines: int = 15  # index.md lines of the next closest pages shown after the candidates
@@ -357,7 +357,9 @@ def validate_draft(
     kind = old.kind if old is not None else draft.kind
     n_sources = len(set(draft.source_ids()) | linked | set(old.source_ids() if old is not None else ()))
     if len(draft.steps) > limits.max_steps:
-        reasons.append(f"{len(draft.steps)} steps > {limits.max_steps}: condense, or create a new page")
+        how = ("merge steps (an entity page lists every article of its family: a step may link several)"
+               if kind == "entity" else "condense, or create a new page")
+        reasons.append(f"{len(draft.steps)} steps > {limits.max_steps}: {how}")
     if kind != "entity" and n_sources > limits.max_sources:
         reasons.append(f"{n_sources} sources > {limits.max_sources}: create a new page instead")
     return reasons
@@ -603,10 +605,12 @@ class PageBuilder:
         if reasons:
             return reasons
         page = self.page_for(draft)
-        size = len(render_page(page))
+        # the source list (and the hash of each source) is code's to keep: an entity page lists every
+        # article of its family, so only what the writer wrote is capped
+        size = len(render_page(page.model_copy(update={"sources": (), "built_from": {}})))
         if size > self.limits.max_page_chars:
-            return [(f"page longer than {self.limits.max_page_chars} characters ({size}): condense it (shorter steps, "
-                    "and shorter source summaries: a source you list with a summary replaces its old one)")]
+            return [(f"page longer than {self.limits.max_page_chars} characters without its source list ({size}): "
+                     "condense its steps, intent and solves lines")]
         return []
 
     def check_aspect_draft(self, draft: PageDraft, asp: Aspect) -> list[str]:

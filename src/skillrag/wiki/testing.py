@@ -52,8 +52,9 @@ class ScriptedPageModel:
     Article prompts: it follows the family rule code put in the prompt (update the family's entity
     page, or create it with kind ``entity`` and the given title); an article of no family goes to the
     first candidate page whose sources share its id stem (``group_key``), else to a new topic page
-    titled after the stem. Aspect prompts: one step and one source per listed article, with the key
-    line code found. Faults can be planted per article.
+    titled after the stem; over the prompt's step limit it merges its oldest steps. Aspect prompts: one
+    step and one source per listed article, with the key line code found. Faults can be planted per
+    article.
 
     ``invalid_first``: article ids whose first answer is invalid (``"unknown"`` cites a missing id,
     ``"uncited"`` omits the article, ``"bad-update"`` updates a page that was not a candidate).
@@ -144,6 +145,10 @@ class ScriptedPageModel:
                 "intent": f"Resolve requests about {title.lower()}.", "solves": [title],
                 "does_not_solve": [], "steps": [step], "sources": [source],
             }
+        cap = _MAX_STEPS.search(prompt)
+        while cap and len(args["steps"]) > int(cap.group(1)):  # condense: merge the two oldest steps
+            a, b, *rest = args["steps"]
+            args["steps"] = [{"text": f"{a['text']} {b['text']}"[:240], "links": a["links"] + b["links"]}, *rest]
         if fault == "unknown":
             args["steps"] = [*args["steps"], {"text": "See the other article.",
                                                "links": [{"type": "policy", "article_id": "doc_not_in_corpus_999"}]}]
@@ -196,6 +201,7 @@ class ScriptedAgent:
         return n
 
 
+_MAX_STEPS = re.compile(r"at most (\d+) steps")
 _ASPECT = re.compile(r"^ASPECT page \(page id ([a-z0-9-]+); it exists already: (yes|no)\)", re.MULTILINE)
 _MEMBER = re.compile(r"^- product: (.*)\n  id: (\S+)\n  title: .*\n  key line found by code: (.*)$", re.MULTILINE)
 _UPDATE_ENTITY = re.compile(r"Its entity page is ([a-z0-9-]+): UPDATE it")
