@@ -58,14 +58,14 @@ def test_external_verdicts_give_the_audit_the_model_judge_gives(layer_ws, tmp_pa
     model_rep = audit_links(ws, OverlapJudge().model)
     decided = {(j.page_id, j.article_id): j.supported for j in model_rep.judgements}
     packets = tmp_path / "packets"
-    mp, mpath = write_link_packets(ws, packets, seed=3)
+    mp, mpath = write_link_packets(ws, packets, seed=3, layer="agent-written")
     assert mpath == tmp_path / "packets.mapping.json" and len(mp.items) == len(decided)
     assert all(name.startswith("item-") for name in mp.items)  # blind: no page or article in the names
     item = next(iter(mp.items))
     prompt = (packets / item / "prompt.md").read_text()
     assert "Claims the page attributes to" in prompt and "Link-audit packets" in (packets / "README.md").read_text()
     _fill(packets, mp, lambda p, a: decided[(p, a)])
-    rep = read_link_verdicts(ws, packets, load_mapping(mpath))
+    rep = read_link_verdicts(ws, packets, load_mapping(mpath))  # the layer's name comes from the mapping
     assert {(j.page_id, j.article_id): j.supported for j in rep.judgements} == decided
     assert (gold, "doc_disputes_001") in {(j.page_id, j.article_id) for j in rep.flagged}
     assert rep.pass_rate == model_rep.pass_rate < 1.0 and rep.errors == []

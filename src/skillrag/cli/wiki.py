@@ -155,8 +155,9 @@ def audit_cmd(
     votes: Annotated[int | None, typer.Option(
         "--votes", min=1, help="Verdicts: votes expected per link; fewer count as failed (default: those cast).")
     ] = None,
-    layer_name: Annotated[str, typer.Option(
-        "--layer-name", help="Packets/verdicts: the name link items give the layer judged.")] = "wiki",
+    layer_name: Annotated[str | None, typer.Option(
+        "--layer-name", help="Packets/verdicts: the name link items give the layer judged (default: wiki; "
+                             "verdicts: the one the mapping names).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Structural audit of the layer (coverage, dangling ids, index); `--links` adds the semantic audit
@@ -180,7 +181,7 @@ def audit_cmd(
     if links and judge_packets is not None:
         from skillrag.evaluation.link_packets import write_link_packets
 
-        mp, mpath = write_link_packets(ws, judge_packets, layer=layer_name, blind=blind, seed=seed,
+        mp, mpath = write_link_packets(ws, judge_packets, layer=layer_name or "wiki", blind=blind, seed=seed,
                                        mapping_path=mapping)
         packets = {"folder": str(judge_packets), "items": len(mp.items), "mapping": str(mpath), "blind": blind}
     elif links and verdicts is not None:

@@ -51,13 +51,19 @@ def write_link_packets(ws: Workspace, dest: str | Path, *, layer: str = "wiki", 
 
 
 def read_link_verdicts(ws: Workspace, source: str | Path, mapping: PacketMapping | None = None, *,
-                       layer: str = "wiki", votes_per_item: int | None = None,
+                       layer: str | None = None, votes_per_item: int | None = None,
                        max_article_chars: int = 12000) -> LinkAudit:
     """The link audit from external votes on the layer as it is now (``wiki.audit.LinkAudit``).
+
+    ``layer``: the name the packets gave the layer (default: the one the mapping's items name, else
+    ``wiki``).
 
     ``errors`` lists, one line each, the links with votes but no majority, the links whose packet is
     older than the page or article, the links with no vote, and votes on links the layer no longer has.
     Raises ``MalformedSourceError`` for an unreadable verdict record (``packets.read_votes``)."""
+    if layer is None:
+        arms = {ref.arm for ref in mapping.items.values()} if mapping is not None else set()
+        layer = arms.pop() if len(arms) == 1 else "wiki"
     votes = read_votes(source, mapping, judges=(LINK_JUDGE,))
     report = LinkAudit(model=f"external verdicts ({Path(source).name})")
     jobs = link_jobs(ws, max_article_chars=max_article_chars)

@@ -165,7 +165,8 @@ class ScriptedAgent:
     work with ``next``, answers each task's prompt as :class:`ScriptedPageModel` would (``player``, faults
     included) and writes the draft with ``write_page``; after a rejection it asks ``next`` again (which
     hands back its claim with the pages as they are now) and writes again, at most ``retries`` times,
-    then releases the claim. ``.log`` lists ``(key, "accepted" | "rejected" | "released", reasons)``."""
+    then releases the claim (a second release of one key raises ``AssertionError``, so a test never
+    loops on a draft the validator will not take). ``.log`` lists ``(key, "accepted" | "rejected" | "released", reasons)``."""
 
     def __init__(self, build: Any, name: str, *, player: ScriptedPageModel | None = None, retries: int = 3) -> None:
         self.build = build
@@ -190,6 +191,8 @@ class ScriptedAgent:
             self.log.append((task.key, "accepted", []))
             return True
         self.build.release(claim=task.claim)
+        if any(k == task.key and what == "released" for k, what, _ in self.log):
+            raise AssertionError(f"{task.key}: rejected {self.retries + 1} times, twice: {self.log[-1][2]}")
         self.log.append((task.key, "released", []))
         return True
 
