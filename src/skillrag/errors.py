@@ -19,6 +19,7 @@
     │   ├── IndexStateError            the search index is missing, half-built or stale
     │   └── EngineError                a search engine (Milvus) is unreachable, locked or failed
     ├── ContractViolation              the evidence contract rejected an output (``reasons`` lists all)
+    │   └── PageRejected               the page validator rejected a wiki page draft (``reasons`` lists all)
     └── ControlFlowError               the agent broke a rule of the loop
         ├── BudgetExceeded             a query / fetch / token / time budget ran out
         └── IllegalTransition          a state-machine transition that the machine forbids
@@ -47,6 +48,7 @@ __all__ = [
     "MalformedSourcesError",
     "MissingExtraError",
     "ModelError",
+    "PageRejected",
     "ReviewConflict",
     "SkillNotFound",
     "SkillragError",
@@ -154,13 +156,23 @@ class EngineError(BackendError):
 
 
 class ContractViolation(SkillragError):
-    """The evidence contract rejected an output. ``reasons`` lists every violation."""
+    """The evidence contract rejected an output. ``reasons`` lists every violation; ``subject`` names
+    what was rejected (``output``)."""
+
+    subject = "output"
 
     def __init__(self, reasons: list[str]) -> None:
         self.reasons = list(reasons)
-        head = self.reasons[0] if self.reasons else "output rejected"
+        head = self.reasons[0] if self.reasons else f"{self.subject} rejected"
         more = f" (+{len(self.reasons) - 1} more)" if len(self.reasons) > 1 else ""
-        super().__init__(f"output rejected: {head}{more}")
+        super().__init__(f"{self.subject} rejected: {head}{more}")
+
+
+class PageRejected(ContractViolation):
+    """The page validator rejected a wiki page draft (the agent driver's ``write-page``): the same rules
+    as the llm builder's; ``reasons`` lists every one."""
+
+    subject = "page"
 
 
 class ControlFlowError(SkillragError):

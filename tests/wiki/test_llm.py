@@ -253,3 +253,38 @@ def test_a_full_topic_page_is_refused_but_an_entity_page_is_never_split(ws):
                              limits=LLMBuildLimits(max_sources=2))
     assert "4 sources > 2: create a new page instead" in reasons
     assert audit_structure(ws).ok
+
+
+def test_prompt_lists_index_lines_of_the_next_closest_pages_bounded(ws):
+    from skillrag.wiki.layer import index_line
+
+    llm_build(ws, ScriptedPageModel(ws))
+    pages = {p.id: p for p in load_pages(ws)}
+    builder = LLMBuilder(ws, ScriptedPageModel(ws).model, limits=LLMBuildLimits(candidate_pages=1, index_lines=2))
+    art = ArticleStore(ws).get("doc_disputes_001")
+    cands = builder.candidates_for(art)
+    lines = builder.index_lines_for(art, cands)
+    prompt = builder.prompt_for(art, cands)
+    assert len(cands) == 1 and 1 <= len(lines) <= 2
+    assert all(ln in Layer(ws).index_path.read_text() for ln in lines)  # the lines index.md holds
+    assert index_line(pages[cands[0].id]) not in lines  # a candidate is shown in full, not twice
+    block = prompt.split("More pages from index.md", 1)[1].split("Article to place:", 1)[0]
+    assert "only the candidate pages above can be updated here" in block and all(ln in block for ln in lines)
+    assert len(prompt) <= builder.limits.prompt_cap()
+
+
+def test_the_page_size_cap_leaves_out_the_source_list_code_keeps(tmp_path):
+    """A large family's entity page lists every article: its source list (and their hashes) may exceed
+    max_page_chars; only what the writer wrote is capped, so the page is not refused for ever."""
+    from skillrag.wiki.page import render_page
+    from skillrag.wiki.testing import synthetic_corpus
+    from skillrag.workspace import Workspace
+
+    ws = Workspace.init(tmp_path / "ws")
+    ingest(ws, [synthetic_corpus(tmp_path / "docs", 40, per_group=40)])
+    model = ScriptedPageModel(ws)
+    res = LLMBuilder(ws, model.model, limits=LLMBuildLimits(max_page_chars=3000, max_steps=3)).run(
+        ArticleStore(ws).list())
+    assert not res.failed
+    page = next(p for p in load_pages(ws) if p.kind == "entity")
+    assert len(page.sources) == 40 and len(page.steps) <= 3 and len(render_page(page)) > 3000

@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         if len(exc.reasons) <= 1:
             print(f"error: {exc}", file=sys.stderr)
         else:
-            print(f"error: output rejected: {len(exc.reasons)} reasons", file=sys.stderr)
+            print(f"error: {exc.subject} rejected: {len(exc.reasons)} reasons", file=sys.stderr)
             for reason in exc.reasons:
                 print(f"  - {reason}", file=sys.stderr)
         return 1

@@ -17,6 +17,9 @@ the item → (arm, case, judge) mapping to a separate file *outside* the packets
 (``PACKETS.mapping.json`` beside it): give the judge the folder, never the mapping. Nothing in a blind
 item names the arm: no audit block, no run record, no harness name.
 
+``write_items`` is the writer under ``write_packets``, for items of any kind (``PacketItem``): the
+navigation layer's link audit (``evaluation.link_packets``) writes one item per page -> article link with it.
+
 ``read_votes`` reads verdicts back from the filled packets folder (each ``ITEM/verdict.json``, one vote or
 ``{"votes": [...]}``), a JSONL file (one vote per line) or a JSON list. A vote names its ``item`` (resolved
 through the mapping) or, unblind, its ``arm``, ``case_id`` and ``judge``; ``verdict`` is ``accept`` /
@@ -32,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,12 +51,14 @@ from skillrag.workspace import atomic_write_text
 __all__ = [
     "ItemRef",
     "PacketEntry",
+    "PacketItem",
     "PacketMapping",
     "VoteSet",
     "default_mapping_path",
     "load_mapping",
     "prompt_sha256",
     "read_votes",
+    "write_items",
     "write_packets",
 ]
 
@@ -131,6 +136,78 @@ def _candidate(judge: str, output: Mapping[str, Any]) -> dict[str, Any]:
     return {"guidance": guidance if isinstance(guidance, str) else ""}
 
 
+@dataclass(frozen=True)
+class PacketItem:
+    """One item for an external judge, whatever is judged: it stands for ``(arm, case_id, judge)`` in the
+    mapping; ``name`` is its folder when the packets are not blind; ``prompt`` goes to ``prompt.md`` and
+    ``files`` (relative path -> text) beside it. ``write_packets`` makes them from ``PacketEntry``s; the
+    navigation layer's link audit (``evaluation.link_packets``) makes one per page -> article link."""
+
+    arm: str
+    case_id: str
+    judge: str
+    name: str
+    prompt: str
+    files: Mapping[str, str] = field(default_factory=dict)
+
+
+def write_items(
+    dest: str | Path,
+    items: Iterable[PacketItem],
+    *,
+    readme: Callable[[list[tuple[str, str]]], str],
+    blind: bool = True,
+    seed: int | None = None,
+    mapping_path: str | Path | None = None,
+) -> tuple[PacketMapping, Path]:
+    """Write one folder per item under ``dest`` (``prompt.md``, the item's files, the ``verdict.json``
+    template), ``README.md`` (``readme([(item id, judge), ...])``) and the mapping beside ``dest``;
+    returns ``(mapping, mapping path)``. Blind: shuffled by a ``seed``ed RNG, random item ids.
+
+    Raises ``UserError`` when ``dest`` already holds files, when the mapping would land inside
+    ``dest``, when an unblind name repeats, or when there is nothing to judge."""
+    dest = Path(dest)
+    items = list(items)
+    if not items:
+        raise UserError("nothing to judge: no packet written")
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise UserError(f"{dest}: already exists and is not an empty folder (packets go into a new folder)")
+    mpath = Path(mapping_path) if mapping_path is not None else default_mapping_path(dest)
+    if _inside(mpath, dest):
+        raise UserError(f"{mpath}: the mapping must not be inside the packets folder the judge reads")
+    rng = random.Random(seed)
+    order = list(range(len(items)))
+    if blind:
+        rng.shuffle(order)
+    refs: dict[str, ItemRef] = {}
+    names: list[tuple[str, str]] = []
+    for idx in order:
+        it = items[idx]
+        if blind:
+            item = f"item-{rng.getrandbits(40):010x}"
+            while item in refs:
+                item = f"item-{rng.getrandbits(40):010x}"
+        else:
+            item = it.name
+            if item in refs:
+                raise UserError(f"item {item!r} given twice")
+        folder = dest / item
+        folder.mkdir(parents=True)
+        (folder / "prompt.md").write_text(it.prompt, encoding="utf-8")
+        for rel, text in it.files.items():
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).write_text(text, encoding="utf-8")
+        template = {"item": item, "judge": it.judge, "verdict": None, "reason": "", "voter": ""}
+        (folder / "verdict.json").write_text(json.dumps(template, indent=2) + "\n", encoding="utf-8")
+        refs[item] = ItemRef(arm=it.arm, case_id=it.case_id, judge=it.judge, prompt_sha256=prompt_sha256(it.prompt))
+        names.append((item, it.judge))
+    atomic_write_text(dest / "README.md", readme(names))
+    mapping = PacketMapping(created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                            packets_dir=str(dest.resolve()), blind=blind, seed=seed, items=refs)
+    atomic_write_text(mpath, mapping.model_dump_json(indent=2) + "\n")
+    return mapping, mpath
+
+
 def write_packets(
     dest: str | Path,
     entries: Iterable[PacketEntry],
@@ -146,63 +223,31 @@ def write_packets(
     case's required documents. Raises ``UserError`` when ``dest`` already holds files, when the mapping
     would land inside ``dest``, or when there is nothing to judge.
     """
-    dest = Path(dest)
     entries = list(entries)
     if not entries:
         raise UserError("no accepted output to judge: no packet written")
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise UserError(f"{dest}: already exists and is not an empty folder (packets go into a new folder)")
-    mpath = Path(mapping_path) if mapping_path is not None else default_mapping_path(dest)
-    if _inside(mpath, dest):
-        raise UserError(f"{mpath}: the mapping must not be inside the packets folder the judge reads")
-    rng = random.Random(seed)
-    order = list(range(len(entries)))
-    if blind:
-        rng.shuffle(order)
-    items: dict[str, ItemRef] = {}
-    names: list[tuple[str, str]] = []
-    for idx in order:
-        e = entries[idx]
-        if blind:
-            item = f"item-{rng.getrandbits(40):010x}"
-            while item in items:
-                item = f"item-{rng.getrandbits(40):010x}"
-        else:
-            item = f"{e.arm}__{e.case.case_id}__{e.judge}"
-            if item in items:
-                raise UserError(f"item {item!r} given twice")
-        prompt = e.prompt()
-        folder = dest / item
-        folder.mkdir(parents=True)
-        (folder / "prompt.md").write_text(prompt, encoding="utf-8")
-        (folder / "case.json").write_text(json.dumps(_case_dump(e.case), indent=2, ensure_ascii=False) + "\n",
-                                          encoding="utf-8")
+    items = []
+    for e in entries:
+        files = {"case.json": json.dumps(_case_dump(e.case), indent=2, ensure_ascii=False) + "\n"}
         if JUDGES[e.judge].needs_reference:
             ref = {"reference_guidance": e.reference.reference_guidance,
                    "required_documents": list(e.reference.required_documents),
                    "expected_actions": list(e.reference.expected_actions)}
-            (folder / "reference.json").write_text(json.dumps(ref, indent=2, ensure_ascii=False) + "\n",
-                                                   encoding="utf-8")
+            files["reference.json"] = json.dumps(ref, indent=2, ensure_ascii=False) + "\n"
             if documents is not None:
                 for aid in e.reference.required_documents:
                     if aid in documents:
                         title, body = documents[aid]
-                        (folder / "documents").mkdir(exist_ok=True)
-                        (folder / "documents" / f"{aid}.md").write_text(f"# {title}\n\n{body}", encoding="utf-8")
-        (folder / "candidate.json").write_text(
-            json.dumps(_candidate(e.judge, e.output), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        template = {"item": item, "judge": e.judge, "verdict": None, "reason": "", "voter": ""}
-        (folder / "verdict.json").write_text(json.dumps(template, indent=2) + "\n", encoding="utf-8")
-        items[item] = ItemRef(arm=e.arm, case_id=e.case.case_id, judge=e.judge, prompt_sha256=prompt_sha256(prompt))
-        names.append((item, e.judge))
+                        files[f"documents/{aid}.md"] = f"# {title}\n\n{body}"
+        files["candidate.json"] = json.dumps(_candidate(e.judge, e.output), indent=2, ensure_ascii=False) + "\n"
+        items.append(PacketItem(arm=e.arm, case_id=e.case.case_id, judge=e.judge,
+                                name=f"{e.arm}__{e.case.case_id}__{e.judge}", prompt=e.prompt(), files=files))
     from skillrag.evaluation.report import render_template
 
-    atomic_write_text(dest / "README.md", render_template(
-        "judge_packets.md.j2", items=names, judges={j: JUDGES[j].description for _, j in names}))
-    mapping = PacketMapping(created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                            packets_dir=str(dest.resolve()), blind=blind, seed=seed, items=items)
-    atomic_write_text(mpath, mapping.model_dump_json(indent=2) + "\n")
-    return mapping, mpath
+    def readme(names: list[tuple[str, str]]) -> str:
+        return render_template("judge_packets.md.j2", items=names, judges={j: JUDGES[j].description for _, j in names})
+
+    return write_items(dest, items, readme=readme, blind=blind, seed=seed, mapping_path=mapping_path)
 
 
 def load_mapping(path: str | Path) -> PacketMapping:
@@ -303,13 +348,17 @@ def _records(source: Path) -> list[tuple[str, Any]]:
     return [(f"record {i}", r) for i, r in enumerate(items)]
 
 
-def read_votes(source: str | Path, mapping: PacketMapping | None = None) -> VoteSet:
+def read_votes(source: str | Path, mapping: PacketMapping | None = None, *,
+               judges: Collection[str] | None = None) -> VoteSet:
     """Read every vote in ``source`` (a filled packets folder, ``.jsonl`` or ``.json``; see the module doc).
 
-    Raises ``MalformedSourceError`` naming the file and the record (line / item) for a record that is not
-    an object, names no item (or arm + case_id + judge), names an item the mapping lacks, or names an
-    unknown judge. A verdict that is not accept/reject is a failed vote, not an error.
+    ``judges``: the judge names a vote may name (default: the evaluation judges, ``JUDGES``; the link
+    audit's packets pass ``("link",)``). Raises ``MalformedSourceError`` naming the file and the record
+    (line / item) for a record that is not an object, names no item (or arm + case_id + judge), names an
+    item the mapping lacks, or names an unknown judge. A verdict that is not accept/reject is a failed
+    vote, not an error.
     """
+    known = tuple(JUDGES) if judges is None else tuple(judges)
     src = Path(source)
     result = VoteSet(mapping=mapping, source=str(src))
     for where, rec in _records(src):
@@ -331,8 +380,8 @@ def read_votes(source: str | Path, mapping: PacketMapping | None = None) -> Vote
                 raise MalformedSourceError(src, f"{where}: needs 'item' (blind packets) or 'arm', 'case_id' and "
                                                 f"'judge' (missing: {', '.join(missing)})")
             key = (rec["arm"], rec["case_id"], rec["judge"])
-        if key[2] not in JUDGES:
-            raise MalformedSourceError(src, f"{where}: judge {key[2]!r} unknown (choose from: {', '.join(JUDGES)})")
+        if key[2] not in known:
+            raise MalformedSourceError(src, f"{where}: judge {key[2]!r} unknown (choose from: {', '.join(known)})")
         subvotes = rec["votes"] if isinstance(rec.get("votes"), list) else [rec]
         bucket = result.votes.setdefault(key, [])
         for v in subvotes:

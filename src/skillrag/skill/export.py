@@ -25,6 +25,7 @@ import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -35,7 +36,7 @@ from skillrag.skill.registry import Skill, render_manual
 from skillrag.skill.spec import check_skill_folder
 from skillrag.skill.views import BODY_RULE
 
-__all__ = ["TOOL_SCRIPTS", "export_skill", "output_json_schema"]
+__all__ = ["TOOL_SCRIPTS", "export_skill", "output_json_schema", "skill_dest", "write_skill_folder"]
 
 #: script name → ``skillrag tool`` sub-command.
 TOOL_SCRIPTS = {
@@ -63,6 +64,8 @@ HERE = Path(__file__).resolve().parent
 
 
 def main(command: str, argv: list) -> int:
+    """Run `skillrag PREFIX... COMMAND SUFFIX... ARGV...` ("prefix"/"suffix" in config.json; default
+    `tool COMMAND --skill SKILL`)."""
     cfg = {}
     cfg_path = HERE / "config.json"
     if cfg_path.is_file():
@@ -87,7 +90,9 @@ def main(command: str, argv: list) -> int:
         print('error: skillrag is not installed for this Python: put `skillrag` on PATH or set '
               '"python" in scripts/config.json to a Python that has it', file=sys.stderr)
         return 2
-    args = base + ["tool", command, "--skill", cfg.get("skill", "cs-guidance")] + list(argv)
+    prefix = cfg.get("prefix", ["tool"])
+    suffix = cfg.get("suffix", ["--skill", cfg.get("skill", "cs-guidance")])
+    args = base + list(prefix) + [command] + list(suffix) + list(argv)
     return subprocess.call(args, env=env)
 '''
 
@@ -302,6 +307,43 @@ def _setting(value: str | None, name: str, workspace: Path | None) -> str:
     return f"{getattr(search, name)} ({whose} search.{name})"
 
 
+def skill_dest(dest: str | Path, name: str) -> Path:
+    """The folder an export of skill ``name`` to ``dest`` writes: ``dest/name``, or ``dest`` itself
+    when its name is already ``name``."""
+    dest = Path(dest)
+    return dest if dest.name == name else dest / name
+
+
+def write_skill_folder(out: Path, *, front: Mapping[str, Any], manual: str, scripts: Mapping[str, tuple[str, str]],
+                       config: Mapping[str, Any], references: Mapping[str, str], overwrite: bool = False) -> Path:
+    """Write an Agent Skills folder at ``out``: ``SKILL.md`` (``front`` as YAML front matter, then
+    ``manual``), ``scripts/_run.py`` (the launcher) and one script per ``scripts`` entry (``name ->
+    (skillrag sub-command, usage line)``), ``scripts/config.json`` (``config``: ``workspace``, ``python``,
+    and ``prefix``/``suffix`` around the sub-command, default ``tool CMD --skill SKILL``), and
+    ``references/NAME`` for each entry of ``references``. Raises ``UserError`` when ``out`` exists and
+    ``overwrite`` is false, or when the written folder fails ``check_skill_folder``."""
+    if out.exists():
+        if not overwrite:
+            raise UserError(f"{out}: already exists (use --force to replace it)")
+        shutil.rmtree(out)
+    (out / "scripts").mkdir(parents=True)
+    (out / "references").mkdir()
+    head = yaml.safe_dump(dict(front), sort_keys=False, allow_unicode=True, width=100)
+    (out / "SKILL.md").write_text(f"---\n{head}---\n\n{manual.rstrip()}\n", encoding="utf-8")
+    (out / "scripts" / "_run.py").write_text(_LAUNCHER, encoding="utf-8")
+    for script, (command, doc) in scripts.items():
+        p = out / "scripts" / f"{script}.py"
+        p.write_text(_SCRIPT.format(doc=doc, command=command), encoding="utf-8")
+        p.chmod(0o755)
+    (out / "scripts" / "config.json").write_text(json.dumps(dict(config), indent=2) + "\n", encoding="utf-8")
+    for name, text in references.items():
+        (out / "references" / name).write_text(text, encoding="utf-8")
+    problems = check_skill_folder(out)
+    if problems:
+        raise UserError(f"exported folder {out} fails the Agent Skills checks: " + "; ".join(problems))
+    return out
+
+
 def export_skill(skill: Skill, dest: str | Path, *, workspace: Path | None = None,
                  cases: Path | None = None, overwrite: bool = False, limits: BudgetLimits | None = None,
                  tags: Mapping[str, int] | None = None) -> Path:
@@ -321,52 +363,30 @@ def export_skill(skill: Skill, dest: str | Path, *, workspace: Path | None = Non
         b = skill.config.budgets
         limits = BudgetLimits.of({n: getattr(b, n) if getattr(b, n) is not None else getattr(h, n)
                                   for n in ("max_queries", "max_fetches", "max_save_retries")})
-    dest = Path(dest)
-    out = dest if dest.name == skill.name else dest / skill.name
-    if out.exists():
-        if not overwrite:
-            raise UserError(f"{out}: already exists (use --force to replace it)")
-        shutil.rmtree(out)
-    (out / "scripts").mkdir(parents=True)
-    (out / "references").mkdir()
-
     front = {k: v for k, v in skill.front_matter.items()}
     front["name"] = skill.name
     front["description"] = skill.description
-    head = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=100)
     manual = render_manual(skill, limits).rstrip()
-    (out / "SKILL.md").write_text(f"---\n{head}---\n\n{manual}\n{_RUNNING}", encoding="utf-8")
-
-    (out / "scripts" / "_run.py").write_text(_LAUNCHER, encoding="utf-8")
-    for script, command in TOOL_SCRIPTS.items():
-        p = out / "scripts" / f"{script}.py"
-        p.write_text(_SCRIPT.format(doc=_DOCS[script], command=command), encoding="utf-8")
-        p.chmod(0o755)
     cfg = {
         "skill": skill.name,
         "workspace": str(Path(workspace).resolve()) if workspace else "",
         "cases": str(Path(cases).resolve()) if cases else "",
         "python": sys.executable,
     }
-    (out / "scripts" / "config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
-
     c = skill.config
-    (out / "references" / "skill.yaml").write_text(
-        yaml.safe_dump(c.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
-    )
-    (out / "references" / "output-schema.json").write_text(
-        json.dumps(output_json_schema(c.max_snippets, c.min_snippet_chars), indent=2) + "\n", encoding="utf-8"
-    )
-    (out / "references" / "tools.md").write_text(
-        _TOOLS_MD.format(k=c.k, pages=c.pages, backend=_setting(c.backend, "backend", workspace),
-                         mode=_setting(c.mode, "mode", workspace), max_snippets=c.max_snippets,
-                         min_chars=c.min_snippet_chars, max_chars=c.max_snippet_chars,
-                         max_queries=limits.max_queries, max_fetches=limits.max_fetches,
-                         max_saves=limits.max_saves, max_save_retries=limits.max_save_retries,
-                         body_rule=BODY_RULE, tags=_tag_lines(tags)),
-        encoding="utf-8",
-    )
-    problems = check_skill_folder(out)
-    if problems:
-        raise UserError(f"exported folder {out} fails the Agent Skills checks: " + "; ".join(problems))
-    return out
+    tools_md = _TOOLS_MD.format(
+        k=c.k, pages=c.pages, backend=_setting(c.backend, "backend", workspace),
+        mode=_setting(c.mode, "mode", workspace), max_snippets=c.max_snippets,
+        min_chars=c.min_snippet_chars, max_chars=c.max_snippet_chars,
+        max_queries=limits.max_queries, max_fetches=limits.max_fetches,
+        max_saves=limits.max_saves, max_save_retries=limits.max_save_retries,
+        body_rule=BODY_RULE, tags=_tag_lines(tags))
+    references = {
+        "skill.yaml": yaml.safe_dump(c.model_dump(mode="json"), sort_keys=False),
+        "output-schema.json": json.dumps(output_json_schema(c.max_snippets, c.min_snippet_chars), indent=2) + "\n",
+        "tools.md": tools_md,
+    }
+    return write_skill_folder(
+        skill_dest(dest, skill.name), front=front, manual=f"{manual}\n{_RUNNING}",
+        scripts={script: (command, _DOCS[script]) for script, command in TOOL_SCRIPTS.items()},
+        config=cfg, references=references, overwrite=overwrite)

@@ -24,6 +24,7 @@ Articles of other families whose titles name both the category (``Checking Accou
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter, defaultdict
@@ -37,8 +38,19 @@ from skillrag.corpus import Article
 from skillrag.wiki._text import article_parts, key_line
 from skillrag.wiki.families import Family, clean_title
 
-__all__ = ["OVERVIEW", "Aspect", "AspectMember", "WordUses", "find_aspects", "lead_article", "noun_phrases",
-           "stem", "word_uses"]
+__all__ = [
+    "OVERVIEW",
+    "Aspect",
+    "AspectMember",
+    "WordUses",
+    "find_aspects",
+    "lead_article",
+    "noun_phrases",
+    "stem",
+    "structure_from_json",
+    "structure_to_json",
+    "word_uses",
+]
 
 #: The aspect every category gets: each family's lead (overview) article.
 OVERVIEW = "Overview"
@@ -386,3 +398,32 @@ def _aspect(name: str, terms: frozenset[str], category: str, cat_key: tuple[str,
         asp.members.append(AspectMember(family=f, article=a, heading=heading,
                                         key_line=key_line(_section_text(a, heading), set(terms), stem)))
     return asp
+
+
+def structure_to_json(families: Sequence[Family], aspects: Sequence[Aspect]) -> str:
+    """Families and aspects as JSON (article ids, not bodies), for ``structure_from_json``: a build
+    that runs in many processes (the agent driver's scripts) finds them once."""
+    fams = [{"key": f.key, "name": f.name, "found_by": f.found_by, "ids": f.ids(), "category": f.category,
+             "category_key": list(f.category_key)} for f in families]
+    asps = [{"key": a.key, "name": a.name, "terms": sorted(a.terms), "category": a.category,
+             "category_key": list(a.category_key),
+             "members": [[m.family.key, m.article.id, m.key_line, m.heading] for m in a.members]} for a in aspects]
+    return json.dumps({"families": fams, "aspects": asps})
+
+
+def structure_from_json(text: str, articles: Sequence[Article]) -> tuple[list[Family], list[Aspect]] | None:
+    """The families and aspects ``structure_to_json`` wrote, over ``articles``; None when an article
+    they name is not among ``articles`` (the corpus changed: find them again)."""
+    by_id = {a.id: a for a in articles}
+    data = json.loads(text)
+    try:
+        fams = [Family(key=f["key"], name=f["name"], found_by=f["found_by"], articles=[by_id[i] for i in f["ids"]],
+                       category=f["category"], category_key=tuple(f["category_key"])) for f in data["families"]]
+        fam = {f.key: f for f in fams}
+        asps = [Aspect(key=a["key"], name=a["name"], terms=frozenset(a["terms"]), category=a["category"],
+                       category_key=tuple(a["category_key"]),
+                       members=[AspectMember(family=fam[fk], article=by_id[aid], key_line=kl, heading=h)
+                                for fk, aid, kl, h in a["members"]]) for a in data["aspects"]]
+    except KeyError:
+        return None
+    return fams, asps

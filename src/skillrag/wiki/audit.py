@@ -23,18 +23,20 @@ from pydantic import BaseModel, Field
 
 from skillrag.corpus import ArticleStore
 from skillrag.wiki._prompts import load_prompt
-from skillrag.wiki.layer import Layer
+from skillrag.wiki.layer import Layer, in_scope
 from skillrag.wiki.page import Page, render_page
 from skillrag.workspace import Workspace
 
 __all__ = [
     "LinkAudit",
+    "LinkJob",
     "LinkJudgement",
     "LinkVerdict",
     "StructuralAudit",
     "audit_links",
     "audit_structure",
     "fix_links",
+    "link_jobs",
     "page_links",
 ]
 
@@ -54,6 +56,8 @@ class StructuralAudit:
     index_orphans: list[str] = field(default_factory=list)
     malformed: list[str] = field(default_factory=list)
     stale: list[tuple[str, str]] = field(default_factory=list)  # (page id, article id)
+    scope: list[str] | None = None  # the article id prefixes the layer was built over (None: all articles)
+    out_of_scope: int = 0  # active articles outside the scope (not expected on any page)
 
     @property
     def coverage(self) -> float:
@@ -71,15 +75,21 @@ class StructuralAudit:
         return d
 
 
-def audit_structure(ws: Workspace) -> StructuralAudit:
-    """Run the structural checks over the workspace's layer and articles (no model)."""
-    layer = Layer(ws)
-    hashes = ArticleStore(ws).hashes()
+def audit_structure(ws: Workspace, layer: Layer | None = None) -> StructuralAudit:
+    """Run the structural checks over the workspace's layer (``layer``: another one, e.g. a build's
+    staging layer) and articles (no model). A layer built over a scope (its manifest's ``scope``) is
+    checked against the articles of that scope; the others are counted in ``out_of_scope``."""
+    layer = layer or Layer(ws)
+    every = ArticleStore(ws).hashes()
+    man = layer.manifest() if layer.manifest_path.is_file() else None
+    scope = man.scope if man is not None else None
+    hashes = {a: h for a, h in every.items() if in_scope(a, scope)}
     malformed = layer.bad_pages()
     pages = layer.pages(skip_bad=True)
     index = layer.index_entries()
     cited: set[str] = set()
-    rep = StructuralAudit(pages=len(pages), articles=len(hashes), links=0, referenced=0, malformed=malformed)
+    rep = StructuralAudit(pages=len(pages), articles=len(hashes), links=0, referenced=0, malformed=malformed,
+                          scope=scope, out_of_scope=len(every) - len(hashes))
     page_ids = {p.id for p in pages}
     for p in pages:
         ids = p.article_ids()
@@ -87,17 +97,17 @@ def audit_structure(ws: Workspace) -> StructuralAudit:
         if not p.sources:
             rep.no_sources.append(p.id)
         for aid in ids:
-            if aid not in hashes:
+            if aid not in every:
                 rep.dangling.append((p.id, aid))
             else:
                 cited.add(aid)
-                if aid in p.built_from and p.built_from[aid] != hashes[aid]:
+                if aid in p.built_from and p.built_from[aid] != every[aid]:
                     rep.stale.append((p.id, aid))
         if p.id not in index:
             rep.not_in_index.append(p.id)
     bad_stems = {line.split(":", 1)[0].rsplit("/", 1)[-1].removesuffix(".md") for line in malformed}
     rep.index_orphans = sorted(pid for pid in index if pid not in page_ids and pid not in bad_stems)
-    rep.referenced = len(cited)
+    rep.referenced = len(cited & set(hashes))
     rep.unreferenced = sorted(set(hashes) - cited)
     return rep
 
@@ -175,6 +185,41 @@ CREATE TABLE IF NOT EXISTS wiki_link_audit (
 """
 
 
+@dataclass(frozen=True)
+class LinkJob:
+    """One page -> article link to judge, with the judge's prompt (``prompts/judge_link.md``) filled in."""
+
+    page_id: str
+    page_hash: str  # sha256 of the rendered page
+    article_id: str
+    article_hash: str
+    link_type: str
+    prompt: str
+
+
+def link_jobs(ws: Workspace, *, max_article_chars: int = 12000) -> list[LinkJob]:
+    """Every page -> article link of the workspace's layer with its judge prompt, in page order (pages by
+    id). Dangling links are left out (the structural audit reports them). The model judge
+    (``audit_links``) and external judges (``skillrag.evaluation.link_packets``) judge these same prompts."""
+    prompt = load_prompt("judge_link.md")
+    pages = Layer(ws).pages(skip_bad=True)
+    arts = ArticleStore(ws).get_many(sorted({aid for p in pages for aid in p.article_ids()}))
+    jobs = []
+    for p in pages:
+        ph = hashlib.sha256(render_page(p).encode()).hexdigest()
+        for aid, ltype, claims in page_links(p):
+            if aid not in arts:
+                continue
+            art = arts[aid]
+            body = art.body if len(art.body) <= max_article_chars else art.body[:max_article_chars] + "\n…"
+            text = prompt.render(page_title=p.title, page_id=p.id, link_type=ltype, article_id=aid,
+                                 claims="\n".join(f"- {c}" for c in claims), article_title=art.title,
+                                 article_body=body)
+            jobs.append(LinkJob(page_id=p.id, page_hash=ph, article_id=aid, article_hash=art.content_hash,
+                                link_type=ltype, prompt=text))
+    return jobs
+
+
 def audit_links(
     ws: Workspace,
     model: Any,
@@ -183,10 +228,8 @@ def audit_links(
     max_article_chars: int = 12000,
     progress: Callable[[int, int], None] | None = None,
 ) -> LinkAudit:
-    """Judge every page -> article link with ``model`` (a ``Model`` or a spec for ``resolve_model``).
-
-    Dangling links are not sent to the judge (the structural audit reports them). Raises ``ModelError``
-    when the provider fails.
+    """Judge every page -> article link (``link_jobs``) with ``model`` (a ``Model`` or a spec for
+    ``resolve_model``). Raises ``ModelError`` when the provider fails.
     """
     from pydantic_ai import Agent
 
@@ -194,21 +237,11 @@ def audit_links(
 
     resolved = resolve_model(model, settings=ws.config.models)
     name = model_id(model)
-    prompt = load_prompt("judge_link.md")
-    store = ArticleStore(ws)
-    pages = Layer(ws).pages(skip_bad=True)
-    wanted = sorted({aid for p in pages for aid in p.article_ids()})
-    arts = store.get_many(wanted)
     with ws.connect() as conn:
         conn.executescript(AUDIT_SCHEMA)
         cache = {(r["page_hash"], r["article_hash"], r["article_id"]): (bool(r["supported"]), r["reason"])
                  for r in conn.execute("SELECT * FROM wiki_link_audit WHERE model=?", (name,))}
-    jobs = []
-    for p in pages:
-        ph = hashlib.sha256(render_page(p).encode()).hexdigest()
-        for aid, ltype, claims in page_links(p):
-            if aid in arts:
-                jobs.append((p, ph, aid, ltype, claims))
+    jobs = link_jobs(ws, max_article_chars=max_article_chars)
     report = LinkAudit(model=name)
     agent = Agent(resolved, output_type=LinkVerdict)
     results: list[LinkJudgement | None] = [None] * len(jobs)
@@ -217,27 +250,23 @@ def audit_links(
 
     async def judge(i: int) -> None:
         nonlocal done
-        p, ph, aid, ltype, claims = jobs[i]
-        art = arts[aid]
-        key = (ph, art.content_hash, aid)
+        job = jobs[i]
+        key = (job.page_hash, job.article_hash, job.article_id)
         if key in cache:
             ok, reason = cache[key]
             report.cached += 1
         else:
-            body = art.body if len(art.body) <= max_article_chars else art.body[:max_article_chars] + "\n…"
-            text = prompt.render(page_title=p.title, page_id=p.id, link_type=ltype, article_id=aid,
-                                 claims="\n".join(f"- {c}" for c in claims), article_title=art.title,
-                                 article_body=body)
             async with sem:
                 with model_errors(name):
-                    res = await agent.run(text)
+                    res = await agent.run(job.prompt)
             report.input_tokens += res.usage.input_tokens or 0
             report.output_tokens += res.usage.output_tokens or 0
             ok, reason = res.output.supported, res.output.reason.strip()
             with ws.connect() as conn, conn:
                 conn.execute("INSERT OR REPLACE INTO wiki_link_audit VALUES (?,?,?,?,?,?,?)",
-                             (ph, art.content_hash, p.id, aid, name, int(ok), reason))
-        results[i] = LinkJudgement(page_id=p.id, article_id=aid, link_type=ltype, supported=ok, reason=reason)
+                             (job.page_hash, job.article_hash, job.page_id, job.article_id, name, int(ok), reason))
+        results[i] = LinkJudgement(page_id=job.page_id, article_id=job.article_id, link_type=job.link_type,
+                                   supported=ok, reason=reason)
         done += 1
         if progress:
             progress(done, len(jobs))

@@ -102,6 +102,24 @@ def _strip_removed(page: Page, removed: set[str]) -> Page | None:
     })
 
 
+def drop_removed(layer: Layer, pages: list[Page], removed: list[str], journal: Any, report: BuildReport) -> None:
+    """After a re-ingest (model and agent builds): drop links to and sources of ``removed`` articles,
+    delete the pages left without sources, forget their journal rows and log it."""
+    gone = set(removed)
+    for page in pages:
+        if not gone & set(page.article_ids()):
+            continue
+        new = _strip_removed(page, gone)
+        if new is None:
+            layer.delete(page.id)
+            report.deleted.append(page.id)
+        else:
+            layer.write(new)
+            report.updated.append(page.id)
+    journal.forget(sorted(gone))
+    layer.log([f"{aid} (removed) dropped from the layer" for aid in sorted(gone)])
+
+
 def _build_extractive(
     layer: Layer, articles: list[Article], pages: list[Page], diff: ArticleDiff, variant: str,
     max_group: int, max_steps: int, first: bool, report: BuildReport,
@@ -183,8 +201,11 @@ def build_wiki(
     variant = variant or cfg.variant
     if variant not in VARIANTS:
         raise UserError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
+    if builder == "agent":
+        raise UserError("the agent builder is worked by coding agents: `skillrag wiki build --builder agent` "
+                        "prepares the build and exports the wiki-maintainer skill they run")
     if builder not in ("extractive", "llm"):
-        raise UserError(f"unknown builder {builder!r} (choose extractive or llm)")
+        raise UserError(f"unknown builder {builder!r} (choose extractive, llm or agent)")
     store = ArticleStore(ws)
     articles = store.list(split_documents=False)  # a split document is covered by its sections
     if not articles:
@@ -203,6 +224,11 @@ def build_wiki(
         model_name = model_id(spec)
     journal_table = "wiki_journal"
     if rebuild:
+        from skillrag.wiki.agent import open_build
+
+        if open_build(ws) is not None:  # its staging layer is the agents' work: never overwritten here
+            raise UserError("an agent build is in progress in the staging folder: finish it (`skillrag wiki agent "
+                            "finish`) or drop it (`skillrag wiki build --builder agent --discard`) first")
         layer, resumed = _prepare_staging(ws, builder, variant, model_name)
         journal_table = "wiki_journal_rebuild"
         man = layer.manifest() if resumed else None
@@ -216,6 +242,9 @@ def build_wiki(
             )
         if man is None and layer.exists():
             raise UserError(f"{layer.pages_dir} holds pages but no manifest; pass --rebuild to rebuild the layer")
+    scope = man.scope if man is not None else None  # a layer built over a scope stays over it
+    if scope is not None:
+        articles = [a for a in articles if man.in_scope(a.id)]
     if man is None:  # recorded first, so an interrupted first build resumes instead of refusing
         if builder == "llm":  # a journal without a layer belongs to another layer (e.g. a copied store)
             from skillrag.wiki.llm import Journal
@@ -245,7 +274,7 @@ def build_wiki(
     else:
         from skillrag.wiki.llm import Journal, LLMBuilder, LLMBuildLimits
 
-        limits = LLMBuildLimits(candidate_pages=cfg.candidate_pages, max_retries=cfg.max_retries)
+        limits = LLMBuildLimits.from_settings(cfg)
         journal = Journal(ws, table=journal_table)
 
         def make_builder() -> LLMBuilder:
@@ -253,20 +282,8 @@ def build_wiki(
                               progress=progress, layer=layer, journal=journal, model_name=model_name)
 
         llm = make_builder()
-        removed = set(diff.removed)
-        if removed:  # drop links to removed articles; delete pages left without sources
-            for page in pages:
-                if not removed & set(page.article_ids()):
-                    continue
-                new = _strip_removed(page, removed)
-                if new is None:
-                    layer.delete(page.id)
-                    report.deleted.append(page.id)
-                else:
-                    layer.write(new)
-                    report.updated.append(page.id)
-            journal.forget(sorted(removed))
-            layer.log([f"{aid} (removed) dropped from the layer" for aid in sorted(removed)])
+        if diff.removed:
+            drop_removed(layer, pages, diff.removed, journal, report)
             llm = make_builder()
         journal.forget(diff.unreferenced)
         todo = [a for a in articles if a.id in set(diff.new) | set(diff.changed) | set(diff.unreferenced)]
@@ -276,9 +293,7 @@ def build_wiki(
         report.deleted += [p for p in res.deleted if p not in report.deleted]
         report.failed = res.failed
         report.input_tokens, report.output_tokens, report.requests = res.input_tokens, res.output_tokens, res.requests
-        params = {"candidate_pages": limits.candidate_pages, "max_retries": limits.max_retries,
-                  "passes": limits.passes, "max_candidate_chars": limits.max_candidate_chars,
-                  "max_article_chars": limits.max_article_chars}
+        params = limits.params()
     pages = layer.pages()
     covered = {aid for p in pages for aid in p.article_ids()}
     prev = man.articles if man else {}
@@ -290,7 +305,7 @@ def build_wiki(
             recorded[aid] = prev[aid]
     layer.write_manifest(Manifest(
         library_version=library_version(), builder=builder, variant=variant, model=model_name,
-        params=params, articles=dict(sorted(recorded.items())), built_at=now_iso(),
+        params=params, articles=dict(sorted(recorded.items())), built_at=now_iso(), scope=scope,
     ))
     report.index_repaired = layer.sync_index(pages)
     report.model = model_name
@@ -313,6 +328,6 @@ def estimate_build(ws: Workspace, *, variant: str | None = None, model: Any = No
     articles = ArticleStore(ws).list(split_documents=False)
     if not articles:
         raise EmptyInputError("no articles in the workspace: run `skillrag ingest` first")
-    limits = LLMBuildLimits(candidate_pages=cfg.candidate_pages, max_retries=cfg.max_retries)
+    limits = LLMBuildLimits.from_settings(cfg)
     return LLMBuilder(ws, spec, variant=variant or cfg.variant, limits=limits).estimate(articles)
 

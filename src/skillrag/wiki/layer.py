@@ -23,7 +23,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,8 @@ from skillrag.workspace import Workspace, atomic_write_text
 __all__ = [
     "Layer",
     "Manifest",
+    "in_scope",
+    "index_line",
     "layer_fingerprint",
     "library_version",
     "load_pages",
@@ -82,9 +84,22 @@ class Manifest(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
     articles: dict[str, str] = Field(default_factory=dict, description="article id -> content hash covered.")
     built_at: str = ""
+    scope: list[str] | None = Field(
+        None, description="Article id prefixes the layer was built over (`wiki build --builder agent --scope`); "
+                          "None = every article.")
+
+    def in_scope(self, article_id: str) -> bool:
+        """Whether the layer is meant to cover ``article_id`` (every article when it has no scope)."""
+        return in_scope(article_id, self.scope)
 
 
-def _index_line(page: Page) -> str:
+def in_scope(article_id: str, scope: Sequence[str] | None) -> bool:
+    """Whether ``article_id`` starts with one of the ``scope`` prefixes (always, when ``scope`` is None)."""
+    return scope is None or article_id.startswith(tuple(scope))
+
+
+def index_line(page: Page) -> str:
+    """The one `index.md` line of ``page``: title link, kind, number of sources and intent (cut)."""
     intent = page.intent or (page.solves[0] if page.solves else "")
     if len(intent) > 140:
         intent = intent[:140].rsplit(" ", 1)[0] + " …"
@@ -245,7 +260,7 @@ class Layer:
         for pid in removed:
             entries.pop(pid, None)
         for page in pages:
-            entries[page.id] = _index_line(page)
+            entries[page.id] = index_line(page)
         atomic_write_text(self.index_path, _index_text(entries))
 
     def sync_index(self, pages: Iterable[Page] | None = None) -> bool:
@@ -253,7 +268,7 @@ class Layer:
         layer's pages when the caller has just read them); True when the file had to be rewritten
         (e.g. a build killed between a page write and its index line)."""
         pages = self.pages(skip_bad=True) if pages is None else pages
-        text = _index_text({p.id: _index_line(p) for p in pages})
+        text = _index_text({p.id: index_line(p) for p in pages})
         if self.index_path.is_file() and self.index_path.read_text(encoding="utf-8") == text:
             return False
         atomic_write_text(self.index_path, text)

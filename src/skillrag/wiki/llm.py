@@ -1,16 +1,21 @@
-"""The LLM builder: one pass per article in an update-or-create loop (paper appendix D), then one
-call per aspect page.
+"""The page builder of the update-or-create loop (paper appendix D) and its model driver.
 
-For each article code selects a few candidate pages (the entity page of the article's family, every
-page that already cites the article, then BM25 over the pages), renders one bounded prompt (schema +
-family + candidates + article), and asks the model for a structured :class:`PageDraft`. Code validates
-the draft (schema, every cited id exists, the article is cited, an update keeps the page's sources, an
-article of a product family goes on that family's one entity page, size caps) and sends the reasons
-back for a retry; an article that still fails is recorded and retried in a later pass, then reported.
-Families and aspects are found by code (``skillrag.wiki.families`` / ``aspects``), exactly as for the
-extractive builder, so both builders write the same page kinds: after the article pass, each aspect
-shared by sibling entities gets one ``aspect`` page written by the model from its member articles
-(code checks that every member is cited).
+One pass per article, then one page per aspect. For each article code selects a few candidate
+pages (the entity page of the article's family, every page that already cites the article, then
+BM25 over the pages) and the ``index.md`` lines of the next closest pages, renders one bounded
+prompt (schema + family + candidates + index lines + article), and takes back a structured
+:class:`PageDraft`. Code validates the draft (schema, every cited id exists, the article is cited,
+an update keeps the page's sources, an article of a product family goes on that family's one entity
+page, size caps) and sends the reasons back for a retry; an article that still fails is recorded
+and retried in a later pass, then reported. Families and aspects are found by code
+(``skillrag.wiki.families`` / ``aspects``), exactly as for the extractive builder, so both builders
+write the same page kinds: after the article pass, each aspect shared by sibling entities gets one
+``aspect`` page written from its member articles (code checks that every member is cited).
+
+One builder, two drivers. :class:`PageBuilder` holds everything above (state, prompts, validation,
+the journalled write); :class:`LLMBuilder` drives it with a model, and ``skillrag.wiki.agent`` drives
+it with coding agents working through an exported skill's scripts. Neither has pages, validation or
+a journal of its own.
 
 Resumable: every decision goes through a journal table in the workspace store (``wiki_journal``) with
 the pages to write stored *before* the files are written, so a kill at any point loses nothing and a
@@ -36,7 +41,7 @@ from skillrag.wiki.aspects import Aspect, find_aspects
 from skillrag.wiki.candidates import PageSearch
 from skillrag.wiki.extractive import aspect_page_id, aspect_title
 from skillrag.wiki.families import Family, find_families
-from skillrag.wiki.layer import Layer
+from skillrag.wiki.layer import Layer, index_line
 from skillrag.wiki.page import (
     LINK_TYPES,
     Link,
@@ -52,6 +57,7 @@ from skillrag.wiki.variants import apply_variant
 from skillrag.workspace import Workspace
 
 __all__ = [
+    "AGENT_INDEX_RULE",
     "CHARS_PER_TOKEN",
     "DraftLink",
     "DraftSource",
@@ -60,7 +66,11 @@ __all__ = [
     "LLMBuildLimits",
     "LLMBuildResult",
     "LLMBuilder",
+    "PageBuilder",
     "PageDraft",
+    "candidate_text",
+    "parse_draft",
+    "validate_aspect_draft",
     "validate_draft",
 ]
 
@@ -68,6 +78,17 @@ __all__ = [
 CHARS_PER_TOKEN = 4
 #: A list of article ids in a prompt (a page's sources, a family) is cut to this many characters.
 ID_LIST_CHARS = 2500
+#: One ``index.md`` line shown in a prompt is cut to this many characters.
+INDEX_LINE_CHARS = 300
+#: What the prompt says of the pages shown by their index line only, for a model (which sees only the
+#: prompt) and for an agent (which can read a page with the maintainer skill's ``read_page.py``).
+LLM_INDEX_RULE = "only the candidate pages above can be updated here"
+AGENT_INDEX_RULE = ("to update one of them, read it first with read_page.py PAGE_ID --claim CLAIM: "
+                    "a page you read counts as a candidate")
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 2].rstrip() + " …"
 
 
 def _id_list(ids: list[str] | tuple[str, ...]) -> str:
@@ -116,6 +137,28 @@ class PageDraft(BaseModel):
         return [s.id for s in self.sources]
 
 
+def parse_draft(text: str) -> tuple[PageDraft | None, list[str]]:
+    """A draft from its JSON text, or ``(None, reasons)``: one reason per schema error, naming the
+    field (``steps.0.links.0.type: Input should be 'procedure', ...``). The model driver gets the same
+    check from its structured output."""
+    import json as _json
+
+    try:
+        data = _json.loads(text)
+    except ValueError as exc:
+        return None, [f"not JSON ({exc})"]
+    if not isinstance(data, dict):
+        return None, [f"the page draft must be a JSON object, not {type(data).__name__}"]
+    try:
+        return PageDraft.model_validate(data), []
+    except ValidationError as exc:
+        out = []
+        for err in exc.errors():
+            loc = ".".join(str(x) for x in err["loc"]) or "(draft)"
+            out.append(f"{loc}: {err['msg']}")
+        return None, out
+
+
 @dataclass(frozen=True)
 class LLMBuildLimits:
     """Bounds that keep every prompt and page a fixed size, whatever the corpus size."""
@@ -125,15 +168,27 @@ class LLMBuildLimits:
     max_article_chars: int = 12000  # of the article body shown, in characters
     max_steps: int = 30
     max_sources: int = 25
-    max_page_chars: int = 12000  # rendered page, in characters
+    max_page_chars: int = 12000  # rendered page without its source list and their hashes, in characters
     max_retries: int = 2  # model retries per attempt after an invalid page
     passes: int = 2  # passes over failed articles before reporting them
+    index_lines: int = 15  # index.md lines of the next closest pages shown after the candidates
+
+    @classmethod
+    def from_settings(cls, wiki: Any) -> LLMBuildLimits:
+        """The limits a build uses with the workspace's ``wiki:`` settings (``WikiSettings``)."""
+        return cls(candidate_pages=wiki.candidate_pages, max_retries=wiki.max_retries)
+
+    def params(self) -> dict[str, int]:
+        """The limits recorded in the layer's manifest."""
+        return {"candidate_pages": self.candidate_pages, "max_retries": self.max_retries, "passes": self.passes,
+                "max_candidate_chars": self.max_candidate_chars, "max_article_chars": self.max_article_chars}
 
     def prompt_cap(self) -> int:
         """An upper bound on one build prompt, in characters (retry text excluded): the fixed text,
-        the candidate pages each with its id list, the family block and the article."""
+        the candidate pages each with its id list, the index lines, the family block and the article."""
         per_page = self.max_candidate_chars + 80 + ID_LIST_CHARS
-        return 4000 + self.candidate_pages * per_page + (600 + ID_LIST_CHARS) + self.max_article_chars + 600
+        index = self.index_lines * (INDEX_LINE_CHARS + 1) + 300
+        return 4000 + self.candidate_pages * per_page + index + (600 + ID_LIST_CHARS) + self.max_article_chars + 600
 
 
 @dataclass
@@ -193,6 +248,12 @@ class Journal:
             conn.execute(f"DELETE FROM {other.table}")
             conn.execute(f"INSERT INTO {other.table} SELECT * FROM {self.table}")
             conn.execute(f"DELETE FROM {self.table}")
+
+    def copy_to(self, other: Journal) -> None:
+        """Replace ``other``'s rows with a copy of this journal's (one transaction)."""
+        with self.ws.connect() as conn, conn:
+            conn.execute(f"DELETE FROM {other.table}")
+            conn.execute(f"INSERT INTO {other.table} SELECT * FROM {self.table}")
 
     def begin_apply(self, key: str, chash: str, action: str, page: Page, usage: tuple[int, int],
                     attempts: int) -> None:
@@ -296,7 +357,9 @@ def validate_draft(
     kind = old.kind if old is not None else draft.kind
     n_sources = len(set(draft.source_ids()) | linked | set(old.source_ids() if old is not None else ()))
     if len(draft.steps) > limits.max_steps:
-        reasons.append(f"{len(draft.steps)} steps > {limits.max_steps}: condense, or create a new page")
+        how = ("merge steps (an entity page lists every article of its family: a step may link several)"
+               if kind == "entity" else "condense, or create a new page")
+        reasons.append(f"{len(draft.steps)} steps > {limits.max_steps}: {how}")
     if kind != "entity" and n_sources > limits.max_sources:
         reasons.append(f"{n_sources} sources > {limits.max_sources}: create a new page instead")
     return reasons
@@ -338,7 +401,7 @@ def validate_aspect_draft(draft: PageDraft, *, members: list[str], known_ids: Ca
     return reasons
 
 
-def _candidate_text(page: Page, max_chars: int) -> str:
+def candidate_text(page: Page, max_chars: int) -> str:
     """A candidate page as the model sees it: the page cut to ``max_chars`` characters, then its
     source ids (up to ``ID_LIST_CHARS`` characters of them), so a long entity page's list is shown."""
     body = render_page(page.model_copy(update={"sources": ()})).split("\n---\n", 1)[-1]
@@ -349,48 +412,63 @@ def _candidate_text(page: Page, max_chars: int) -> str:
     return f"<page id={page.id} kind={page.kind}>\n{body}\n\nSources ({len(ids)}): {_id_list(ids)}\n</page>"
 
 
-class LLMBuilder:
-    """Runs the update-or-create loop over a workspace's articles.
+class PageBuilder:
+    """The one builder behind both drivers: its state (the layer's pages, the corpus's families, the
+    page search), the bounded prompts, the validation of a draft and the journalled write of a page.
 
-    ``model``: a pydantic-ai ``Model`` (or a spec for ``skillrag.models.resolve_model``).
-    ``progress(done, total, input_tokens, output_tokens)`` is called after each article.
-    ``layer`` / ``journal``: where pages and decisions go (default: the workspace's layer and
-    journal; a rebuild passes its staging layer and journal); ``model_name`` overrides the id
-    recorded on pages.
+    The model driver (:class:`LLMBuilder`) asks a model for each draft; the agent driver
+    (``skillrag.wiki.agent``) hands the same prompts to coding agents through a skill's scripts and
+    takes their drafts back. Both validate with :meth:`check_draft` / :meth:`check_aspect_draft`,
+    turn a valid draft into a page with :meth:`page_for` and write it with :meth:`apply`.
+
+    ``articles``: the articles the build covers (default: every article of the store, a split document
+    by its sections); families, aspects and the ids a page may cite come from them alone, so a build
+    over a subset is the build of a corpus holding only that subset. ``builder`` / ``model_name`` are
+    recorded on every page (``builder: llm``, ``model: openai:gpt-4.1``; ``builder: agent``,
+    ``model``: the agent's name). ``structure``: the families and aspects, when the caller has them
+    (the agent driver keeps them per build, so each script call need not find them again).
     """
 
     def __init__(
         self,
         ws: Workspace,
-        model: Any,
         *,
         variant: str = "full",
         limits: LLMBuildLimits | None = None,
-        concurrency: int = 1,
-        progress: Callable[[int, int, int, int], None] | None = None,
         layer: Layer | None = None,
         journal: Journal | None = None,
+        builder: str = "llm",
         model_name: str | None = None,
+        articles: list[Article] | None = None,
+        structure: tuple[list[Family], list[Aspect]] | None = None,
     ) -> None:
-        from skillrag.models import model_id, resolve_model
-
         self.ws = ws
-        self.model = resolve_model(model, settings=ws.config.models)
-        self.model_name = model_name or model_id(model)
+        self.builder = builder
+        self.model_name = model_name
         self.variant = variant
         self.limits = limits or LLMBuildLimits()
-        self.concurrency = max(1, concurrency)
-        self.progress = progress
         self.layer = layer or Layer(ws)
         self.store = ArticleStore(ws)
         self.journal = journal or Journal(ws)
-        self._hashes = self.store.hashes()
+        self.articles = articles if articles is not None else self.store.list(split_documents=False)
+        self._hashes = {a.id: a.content_hash for a in self.articles}
         self._families: list[Family] = []
+        self._aspects: list[Aspect] | None = None
+        self._reserved: frozenset[str] | None = None
         self._family_of: dict[str, Family] = {}
         if variant != "no-merge":
-            self._families = find_families(self.store.list(split_documents=False),
-                                           max_group=ws.config.wiki.max_group)
+            if structure is not None:
+                self._families, self._aspects = list(structure[0]), list(structure[1])
+            else:
+                self._families = find_families(self.articles, max_group=ws.config.wiki.max_group)
             self._family_of = {a.id: f for f in self._families for a in f.articles}
+        self._build_prompt = load_prompt("build_page.md")
+        self._retry_prompt = load_prompt("retry.md")
+        self._aspect_prompt = load_prompt("build_aspect.md")
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the layer's pages again (another process may have written some)."""
         self._pages: dict[str, Page] = {p.id: p for p in self.layer.pages()}
         self._entity_page: dict[str, str] = {}
         for p in sorted(self._pages.values(), key=lambda p: p.id):
@@ -399,9 +477,11 @@ class LLMBuilder:
         self._versions: dict[str, int] = {pid: 0 for pid in self._pages}
         self._epoch = 0
         self._changed_at: dict[str, int] = {}
-        self._build_prompt = load_prompt("build_page.md")
-        self._retry_prompt = load_prompt("retry.md")
-        self._aspect_prompt = load_prompt("build_aspect.md")
+
+    @property
+    def pages(self) -> Mapping[str, Page]:
+        """The layer's pages as this builder knows them, by id."""
+        return self._pages
 
     # -- families ------------------------------------------------------------------------------
 
@@ -423,6 +503,22 @@ class LLMBuilder:
         entity = fam.found_by not in ("cluster", "single")
         return FamilyContext(key=fam.key, title=fam.title, ids=tuple(fam.ids()), entity=entity,
                              entity_page=self._entity_page.get(fam.key) if entity else None)
+
+    # -- what is left to do --------------------------------------------------------------------
+
+    def todo(self, articles: list[Article]) -> list[Article]:
+        """``articles`` not yet done with their current content hash (the journal says)."""
+        rows = self.journal.rows()
+        return [a for a in articles
+                if not (a.id in rows and rows[a.id]["status"] == "done" and rows[a.id]["content_hash"] == a.content_hash)]
+
+    def aspect_todo(self, targets: Mapping[str, Aspect] | None = None) -> list[tuple[str, Aspect]]:
+        """``(page id, aspect)`` of the aspect pages that are new or whose members changed."""
+        targets = self.aspect_targets() if targets is None else targets
+        rows = self.journal.rows()
+        return [(pid, asp) for pid, asp in sorted(targets.items())
+                if not (rows.get(f"aspect:{pid}") is not None and rows[f"aspect:{pid}"]["status"] == "done"
+                        and rows[f"aspect:{pid}"]["content_hash"] == self._aspect_hash(asp) and pid in self._pages)]
 
     # -- prompt --------------------------------------------------------------------------------
 
@@ -446,13 +542,27 @@ class LLMBuilder:
         ranked = list(dict.fromkeys([*own, *citing, *sib, *found]))
         return [self._pages[pid] for pid in ranked[:k]]
 
-    def prompt_for(self, article: Article, candidates: list[Page]) -> str:
-        """The bounded build prompt for ``article`` (at most ``limits.prompt_cap()`` characters)."""
+    def index_lines_for(self, article: Article, candidates: list[Page]) -> list[str]:
+        """The ``index.md`` lines of the next closest pages after ``candidates`` (BM25 over the pages),
+        at most ``limits.index_lines``, each cut to ``INDEX_LINE_CHARS`` characters (none for ``no-merge``)."""
+        n = self.limits.index_lines
+        if self.variant == "no-merge" or n <= 0:
+            return []
+        shown = {p.id for p in candidates}
+        query = f"{article.title}\n{article.body[:2000]}"
+        found = [pid for pid in self._search.search(query, n + len(shown)) if pid not in shown][:n]
+        return [_cut(index_line(self._pages[pid]), INDEX_LINE_CHARS) for pid in found]
+
+    def prompt_for(self, article: Article, candidates: list[Page], *, index_rule: str = LLM_INDEX_RULE) -> str:
+        """The bounded build prompt for ``article`` (at most ``limits.prompt_cap()`` characters).
+
+        ``index_rule`` says what the reader may do with the pages listed by index line only (the model
+        may update only the candidates; an agent may read one first)."""
         lim = self.limits
         body = article.body
         if len(body) > lim.max_article_chars:
             body = body[: lim.max_article_chars] + "\n… (truncated)"
-        cand = "\n\n".join(_candidate_text(p, lim.max_candidate_chars) for p in candidates) or "(none)"
+        cand = "\n\n".join(candidate_text(p, lim.max_candidate_chars) for p in candidates) or "(none)"
         merge_rule = (
             "In this build every article gets its own page: CREATE it, or UPDATE the candidate page only if it"
             " already cites this article." if self.variant == "no-merge" else ""
@@ -466,21 +576,86 @@ class LLMBuilder:
             max_steps=lim.max_steps,
             max_sources=lim.max_sources,
             candidates=cand,
+            index="\n".join(self.index_lines_for(article, candidates)) or "(none)",
+            index_rule=index_rule,
             article_title=article.title[:300],
             article_source=article.source_path[:300],
             article_body=body,
         )
 
-    # -- one article ---------------------------------------------------------------------------
+    def retry_text(self, reasons: list[str], article_id: str) -> str:
+        """The text sent back after a rejected draft: every reason, one per line."""
+        return self._retry_prompt.render(reasons="\n".join(f"- {r}" for r in reasons), article_id=article_id)
+
+    # -- validation and writing ----------------------------------------------------------------
 
     def _known(self, ids: list[str]) -> set[str]:
         return {i for i in ids if i in self._hashes}
 
-    def _to_page(self, draft: PageDraft, page_id: str, *, kind: str | None = None, keep_old: bool = True) -> Page:
+    def check_draft(self, draft: PageDraft, article: Article, candidates: Mapping[str, Page]) -> list[str]:
+        """Every reason ``draft`` cannot be written for ``article`` (empty = acceptable): the rules of
+        :func:`validate_draft` against the pages ``candidates`` the writer was shown, then the size
+        of the page it makes."""
+        reasons = validate_draft(
+            draft, article=article, known_ids=self._known, candidates=candidates, limits=self.limits,
+            allow_update=self.variant != "no-merge",
+            citing=frozenset(pid for pid, p in candidates.items() if article.id in p.article_ids()),
+            family=self.family_of(article),
+        )
+        if reasons:
+            return reasons
+        page = self.page_for(draft)
+        # the source list (and the hash of each source) is code's to keep: an entity page lists every
+        # article of its family, so only what the writer wrote is capped
+        size = len(render_page(page.model_copy(update={"sources": (), "built_from": {}})))
+        if size > self.limits.max_page_chars:
+            return [(f"page longer than {self.limits.max_page_chars} characters without its source list ({size}): "
+                     "condense its steps, intent and solves lines")]
+        return []
+
+    def check_aspect_draft(self, draft: PageDraft, asp: Aspect) -> list[str]:
+        """Every reason an aspect page draft cannot be written (:func:`validate_aspect_draft`)."""
+        return validate_aspect_draft(draft, members=asp.ids(), known_ids=self._known, limits=self.limits)
+
+    def new_id(self, title: str) -> str:
+        """A page id for a new page titled ``title``, unused in the layer and not one the build's aspect
+        pages take (so an aspect page can be written before or after the article pages)."""
+        base = slugify(title)
+        pid, n = base, 2
+        reserved = self._aspect_ids()
+        while pid in self._pages or pid in reserved:
+            pid, n = f"{base}-{n}", n + 1
+        return pid
+
+    def _aspect_ids(self) -> frozenset[str]:
+        if self._reserved is None:
+            out: set[str] = set()
+            for asp in self.structure()[1]:
+                base = aspect_page_id(asp)
+                pid, n = base, 2
+                while pid in out:
+                    pid, n = f"{base}-{n}", n + 1
+                out.add(pid)
+            self._reserved = frozenset(out)
+        return self._reserved
+
+    def page_for(self, draft: PageDraft, page_id: str | None = None, *, author: str | None = None) -> Page:
+        """The page a valid article draft makes: the page it updates, or a new id from its title."""
+        pid = page_id or (draft.page_id if draft.action == "update" and draft.page_id else self.new_id(draft.title))
+        return self._to_page(draft, pid, author=author)
+
+    def aspect_page_for(self, draft: PageDraft, pid: str, asp: Aspect, *, author: str | None = None) -> Page:
+        """The aspect page a valid aspect draft makes: title and kind set by code, sources the draft's."""
+        draft = draft.model_copy(update={"title": aspect_title(asp), "kind": "aspect",
+                                         "action": "update" if pid in self._pages else "create"})
+        return self._to_page(draft, pid, kind="aspect", keep_old=False, author=author)
+
+    def _to_page(self, draft: PageDraft, page_id: str, *, kind: str | None = None, keep_old: bool = True,
+                 author: str | None = None) -> Page:
         """The page a valid draft makes: an update keeps every old source (in the old order, new ones
         appended) and the page's kind; a source without a summary keeps its old one, else gets the
         article's own one-line summary. ``keep_old=False`` (aspect pages, whose members code sets)
-        takes the draft's sources only."""
+        takes the draft's sources only. ``author`` (default ``model_name``) is recorded as the page's model."""
         linked = [ln.article_id for s in draft.steps for ln in s.links]
         ids = list(dict.fromkeys([*draft.source_ids(), *linked]))
         old = self._pages.get(page_id) if keep_old else None
@@ -506,11 +681,138 @@ class LLMBuilder:
                                     summary=summaries.get(i) or (summary_line(arts[i]) if i in arts else ""))
                           for i in ids),
             variant=self.variant,
-            builder="llm",
-            model=self.model_name,
+            builder=self.builder,
+            model=author or self.model_name,
             built_from={i: arts[i].content_hash for i in ids if i in arts},
         )
         return apply_variant(page, self.variant, arts)
+
+    def apply(self, key: str, chash: str, action: str, page: Page, *, usage: tuple[int, int] = (0, 0),
+              attempts: int = 1, by: str | None = None) -> None:
+        """Write one accepted page: the journal first (the page stored in it), then the file, its index
+        line and a log line, then the journal marks it done. ``by`` names the writer in the log
+        (default ``model <model_name>``)."""
+        self.journal.begin_apply(key, chash, action, page, usage, attempts)
+        self.layer.write(page)
+        self._pages[page.id] = page
+        self._note_entity(page)
+        self._versions[page.id] = self._versions.get(page.id, 0) + 1
+        self._epoch += 1
+        self._changed_at[page.id] = self._epoch
+        self._search.set(page)
+        who = by or f"model {self.model_name}"
+        line = f"{key} {action}d {page.kind} page {page.id} (builder {self.builder}, {who}, variant {self.variant})"
+        self.layer.log([line])
+        self.journal.finish(key)
+
+    def replay(self) -> list[str]:
+        """Re-apply pages journalled but maybe not written before an interruption; returns their ids."""
+        done = []
+        for aid, row in self.journal.rows().items():
+            if row["status"] == "applying" and row["payload"]:
+                page = Page.model_validate_json(row["payload"])
+                self.layer.write(page)
+                self._pages[page.id] = page
+                self._note_entity(page)
+                self._search.set(page)
+                self.journal.finish(aid)
+                done.append(page.id)
+        return done
+
+    # -- aspect pages --------------------------------------------------------------------------
+
+    def aspect_targets(self) -> dict[str, Aspect]:
+        """``page id -> aspect`` for every aspect of the build's families (none for ``no-merge``);
+        ids come from the aspect's name and category (``aspect_page_id``), so a page keeps its id while
+        its members change."""
+        if self.variant == "no-merge":
+            return {}
+        out: dict[str, Aspect] = {}
+        for asp in self.structure()[1]:
+            base = aspect_page_id(asp)
+            pid, n = base, 2
+            while pid in out or (pid in self._pages and self._pages[pid].kind != "aspect"):
+                pid, n = f"{base}-{n}", n + 1
+            out[pid] = asp
+        return out
+
+    def structure(self) -> tuple[list[Family], list[Aspect]]:
+        """The build's families and aspects, found by code from its articles (computed once)."""
+        if self._aspects is None:
+            self._aspects = find_aspects(self._families) if self.variant != "no-merge" else []
+        return self._families, self._aspects
+
+    @staticmethod
+    def _aspect_hash(asp: Aspect) -> str:
+        return content_hash(asp.name + "\n" + "\n".join(f"{m.article.id}:{m.article.content_hash}" for m in asp.members))
+
+    def aspect_hash(self, asp: Aspect) -> str:
+        """The hash an aspect page is journalled under: its name and its members' content hashes."""
+        return self._aspect_hash(asp)
+
+    def aspect_prompt(self, asp: Aspect, page_id: str) -> str:
+        """The bounded prompt for one aspect page: each member with its product, title, key line and
+        an excerpt of the section or article (``max_article_chars`` in all)."""
+        per = max(200, self.limits.max_article_chars // max(1, len(asp.members)))
+        rows = []
+        for m in asp.members:
+            text = m.article.body
+            if m.heading is not None:
+                i = text.find(m.heading)
+                text = text[max(0, i - 4):] if i >= 0 else text
+            excerpt = " ".join(text.split())[:per]
+            rows.append(f"- product: {m.family.name}\n  id: {m.article.id}\n  title: {m.article.title[:200]}\n"
+                        f"  key line found by code: {m.key_line}\n  excerpt: {excerpt}")
+        return self._aspect_prompt.render(
+            aspect=asp.name, category=asp.category or "sibling products", title=aspect_title(asp),
+            page_id=page_id, exists="yes" if page_id in self._pages else "no", link_types=", ".join(LINK_TYPES),
+            max_steps=max(self.limits.max_steps, len(asp.members)), members="\n".join(rows),
+        )
+
+    def delete_gone_aspects(self, targets: Mapping[str, Aspect] | None = None) -> list[str]:
+        """Delete the aspect pages whose aspect is gone (log and journal too); returns their ids."""
+        targets = self.aspect_targets() if targets is None else targets
+        gone = sorted(p.id for p in self._pages.values() if p.kind == "aspect" and p.id not in targets)
+        for pid in gone:
+            self.layer.delete(pid)
+            self._pages.pop(pid, None)
+            self._search.remove(pid)
+            self.journal.forget([f"aspect:{pid}"])
+            self.layer.log([f"aspect page {pid} deleted (its aspect is gone)"])
+        return gone
+
+
+class LLMBuilder(PageBuilder):
+    """The model driver: runs the update-or-create loop over a workspace's articles with a model.
+
+    ``model``: a pydantic-ai ``Model`` (or a spec for ``skillrag.models.resolve_model``).
+    ``progress(done, total, input_tokens, output_tokens)`` is called after each article.
+    ``layer`` / ``journal``: where pages and decisions go (default: the workspace's layer and
+    journal; a rebuild passes its staging layer and journal); ``model_name`` overrides the id
+    recorded on pages.
+    """
+
+    def __init__(
+        self,
+        ws: Workspace,
+        model: Any,
+        *,
+        variant: str = "full",
+        limits: LLMBuildLimits | None = None,
+        concurrency: int = 1,
+        progress: Callable[[int, int, int, int], None] | None = None,
+        layer: Layer | None = None,
+        journal: Journal | None = None,
+        model_name: str | None = None,
+        articles: list[Article] | None = None,
+    ) -> None:
+        from skillrag.models import model_id, resolve_model
+
+        self.model = resolve_model(model, settings=ws.config.models)
+        super().__init__(ws, variant=variant, limits=limits, layer=layer, journal=journal, builder="llm",
+                         model_name=model_name or model_id(model), articles=articles)
+        self.concurrency = max(1, concurrency)
+        self.progress = progress
 
     async def _attempt(self, article: Article, candidates: list[Page], usage: list[int]) -> tuple[PageDraft | None, list[str], int]:
         from pydantic_ai import Agent
@@ -525,9 +827,7 @@ class LLMBuilder:
         attempts = 0
         for _ in range(self.limits.max_retries + 1):
             attempts += 1
-            text = prompt if not reasons else prompt + "\n\n" + self._retry_prompt.render(
-                reasons="\n".join(f"- {r}" for r in reasons), article_id=article.id
-            )
+            text = prompt if not reasons else prompt + "\n\n" + self.retry_text(reasons, article.id)
             try:
                 with model_errors(self.model_name):
                     result = await agent.run(text)
@@ -546,55 +846,10 @@ class LLMBuilder:
             usage[1] += u.output_tokens or 0
             usage[3] += u.requests or 1
             draft = result.output
-            reasons = validate_draft(
-                draft, article=article, known_ids=self._known, candidates=cmap, limits=self.limits,
-                allow_update=self.variant != "no-merge",
-                citing=frozenset(p.id for p in candidates if article.id in p.article_ids()),
-                family=self.family_of(article),
-            )
+            reasons = self.check_draft(draft, article, cmap)
             if not reasons:
-                pid = draft.page_id if draft.action == "update" and draft.page_id else self._new_id(draft.title)
-                page = self._to_page(draft, pid)
-                if len(render_page(page)) > self.limits.max_page_chars:
-                    reasons = [f"page longer than {self.limits.max_page_chars} characters: condense it"]
-                    continue
                 return draft, [], attempts
         return None, reasons, attempts
-
-    def _new_id(self, title: str) -> str:
-        base = slugify(title)
-        pid, n = base, 2
-        while pid in self._pages:
-            pid, n = f"{base}-{n}", n + 1
-        return pid
-
-    def _apply(self, key: str, page: Page, action: str) -> None:
-        """Write one accepted page (journal first, then the file, index line and log line)."""
-        self.layer.write(page)
-        self._pages[page.id] = page
-        self._note_entity(page)
-        self._versions[page.id] = self._versions.get(page.id, 0) + 1
-        self._epoch += 1
-        self._changed_at[page.id] = self._epoch
-        self._search.set(page)
-        self.layer.log([
-            f"{key} {action}d {page.kind} page {page.id} (builder llm, model {self.model_name}, variant {self.variant})"
-        ])
-        self.journal.finish(key)
-
-    def replay(self) -> list[str]:
-        """Re-apply pages journalled but maybe not written before an interruption; returns their ids."""
-        done = []
-        for aid, row in self.journal.rows().items():
-            if row["status"] == "applying" and row["payload"]:
-                page = Page.model_validate_json(row["payload"])
-                self.layer.write(page)
-                self._pages[page.id] = page
-                self._note_entity(page)
-                self._search.set(page)
-                self.journal.finish(aid)
-                done.append(page.id)
-        return done
 
     async def _process(self, article: Article, sem: asyncio.Semaphore, lock: asyncio.Lock,
                        result: LLMBuildResult) -> None:
@@ -616,7 +871,7 @@ class LLMBuilder:
                     return
                 stale = any(self._versions.get(pid, 0) != v for pid, v in seen.items())
                 if draft.action == "create":
-                    pid = self._new_id(draft.title)
+                    pid = self.new_id(draft.title)
                     twin = slugify(draft.title)  # a same-named page written while this call ran
                     stale = stale or (twin not in seen and self._changed_at.get(twin, 0) > epoch)
                 else:
@@ -628,10 +883,9 @@ class LLMBuilder:
                 if fam is not None and fam.entity and draft.action == "create" and fam.entity_page:
                     result.conflicts += 1
                     continue
-                page = self._to_page(draft, pid)
-                self.journal.begin_apply(article.id, article.content_hash, draft.action, page,
-                                         (usage[0], usage[1]), attempts)
-                self._apply(article.id, page, draft.action)
+                page = self.page_for(draft, pid)
+                self.apply(article.id, article.content_hash, draft.action, page, usage=(usage[0], usage[1]),
+                           attempts=attempts)
                 result.failed.pop(article.id, None)
                 (result.created if draft.action == "create" else result.updated).append(pid)
                 return
@@ -641,9 +895,7 @@ class LLMBuilder:
         """Process ``articles`` (those already done with the same hash are skipped)."""
         result = LLMBuildResult()
         self.replay()
-        rows = self.journal.rows()
-        todo = [a for a in articles
-                if not (a.id in rows and rows[a.id]["status"] == "done" and rows[a.id]["content_hash"] == a.content_hash)]
+        todo = self.todo(articles)
         result.skipped = len(articles) - len(todo)
         total, done = len(todo), 0
         sem, lock = asyncio.Semaphore(self.concurrency), asyncio.Lock()
@@ -670,58 +922,11 @@ class LLMBuilder:
 
     # -- aspect pages --------------------------------------------------------------------------
 
-    def aspect_targets(self) -> dict[str, Aspect]:
-        """``page id -> aspect`` for every aspect of the corpus's families (none for ``no-merge``);
-        ids come from the aspect's name and category (``aspect_page_id``), so a page keeps its id while
-        its members change."""
-        if self.variant == "no-merge":
-            return {}
-        out: dict[str, Aspect] = {}
-        for asp in find_aspects(self._families):
-            base = aspect_page_id(asp)
-            pid, n = base, 2
-            while pid in out or (pid in self._pages and self._pages[pid].kind != "aspect"):
-                pid, n = f"{base}-{n}", n + 1
-            out[pid] = asp
-        return out
-
-    @staticmethod
-    def _aspect_hash(asp: Aspect) -> str:
-        return content_hash(asp.name + "\n" + "\n".join(f"{m.article.id}:{m.article.content_hash}" for m in asp.members))
-
-    def aspect_prompt(self, asp: Aspect, page_id: str) -> str:
-        """The bounded prompt for one aspect page: each member with its product, title, key line and
-        an excerpt of the section or article (``max_article_chars`` in all)."""
-        per = max(200, self.limits.max_article_chars // max(1, len(asp.members)))
-        rows = []
-        for m in asp.members:
-            text = m.article.body
-            if m.heading is not None:
-                i = text.find(m.heading)
-                text = text[max(0, i - 4):] if i >= 0 else text
-            excerpt = " ".join(text.split())[:per]
-            rows.append(f"- product: {m.family.name}\n  id: {m.article.id}\n  title: {m.article.title[:200]}\n"
-                        f"  key line found by code: {m.key_line}\n  excerpt: {excerpt}")
-        return self._aspect_prompt.render(
-            aspect=asp.name, category=asp.category or "sibling products", title=aspect_title(asp),
-            page_id=page_id, exists="yes" if page_id in self._pages else "no", link_types=", ".join(LINK_TYPES),
-            max_steps=max(self.limits.max_steps, len(asp.members)), members="\n".join(rows),
-        )
-
     async def _aspect_pass(self, sem: asyncio.Semaphore, lock: asyncio.Lock, result: LLMBuildResult) -> None:
         """Write the aspect pages that are new or whose members changed; delete those of aspects gone."""
         targets = self.aspect_targets()
-        for pid in sorted(p.id for p in self._pages.values() if p.kind == "aspect" and p.id not in targets):
-            self.layer.delete(pid)
-            self._pages.pop(pid, None)
-            self._search.remove(pid)
-            self.journal.forget([f"aspect:{pid}"])
-            self.layer.log([f"aspect page {pid} deleted (its aspect is gone)"])
-            result.deleted.append(pid)
-        rows = self.journal.rows()
-        todo = [(pid, asp) for pid, asp in sorted(targets.items())
-                if not (rows.get(f"aspect:{pid}") is not None and rows[f"aspect:{pid}"]["status"] == "done"
-                        and rows[f"aspect:{pid}"]["content_hash"] == self._aspect_hash(asp) and pid in self._pages)]
+        result.deleted += self.delete_gone_aspects(targets)
+        todo = self.aspect_todo(targets)
 
         async def one(pid: str, asp: Aspect) -> None:
             await self._aspect(pid, asp, sem, lock, result)
@@ -749,8 +954,7 @@ class LLMBuilder:
         async with sem:
             for _ in range(self.limits.max_retries + 1):
                 attempts += 1
-                text = prompt if not reasons else prompt + "\n\n" + self._retry_prompt.render(
-                    reasons="\n".join(f"- {r}" for r in reasons), article_id=", ".join(members))
+                text = prompt if not reasons else prompt + "\n\n" + self.retry_text(reasons, ", ".join(members))
                 try:
                     with model_errors(self.model_name):
                         res = await agent.run(text)
@@ -762,7 +966,7 @@ class LLMBuilder:
                 result.requests += res.usage.requests or 1
                 result.max_prompt_chars = max(result.max_prompt_chars, len(prompt))
                 draft = res.output
-                reasons = validate_aspect_draft(draft, members=members, known_ids=self._known, limits=self.limits)
+                reasons = self.check_aspect_draft(draft, asp)
                 if not reasons:
                     break
         async with lock:
@@ -772,12 +976,10 @@ class LLMBuilder:
                 self.journal.fail(key, chash, reasons, (usage[0], usage[1]), attempts)
                 result.failed[key] = reasons
                 return
-            draft = draft.model_copy(update={"title": aspect_title(asp), "kind": "aspect",
-                                             "action": "update" if pid in self._pages else "create"})
-            page = self._to_page(draft, pid, kind="aspect", keep_old=False)
-            self.journal.begin_apply(key, chash, draft.action, page, (usage[0], usage[1]), attempts)
-            self._apply(key, page, draft.action)
-            (result.created if draft.action == "create" else result.updated).append(pid)
+            action = "update" if pid in self._pages else "create"
+            page = self.aspect_page_for(draft, pid, asp)
+            self.apply(key, chash, action, page, usage=(usage[0], usage[1]), attempts=attempts)
+            (result.created if action == "create" else result.updated).append(pid)
 
     def run(self, articles: list[Article]) -> LLMBuildResult:
         return asyncio.run(self.run_async(articles))
@@ -789,14 +991,13 @@ class LLMBuilder:
         counted at ``max_candidate_chars`` each, plus one prompt per aspect page to write. Output: one
         page of ``max_page_chars / 3`` per article and per aspect page.
         """
-        rows = self.journal.rows()
-        todo = [a for a in articles
-                if not (a.id in rows and rows[a.id]["status"] == "done" and rows[a.id]["content_hash"] == a.content_hash)]
+        todo = self.todo(articles)
         chars_in = 0
         slots = 0 if self.variant == "no-merge" else self.limits.candidate_pages
         for a in todo:
             cands = self.candidates_for(a)
             chars_in += len(self.prompt_for(a, cands)) + (slots - len(cands)) * self.limits.max_candidate_chars
+        rows = self.journal.rows()
         aspects = [(pid, asp) for pid, asp in self.aspect_targets().items()
                    if not (rows.get(f"aspect:{pid}") is not None and rows[f"aspect:{pid}"]["status"] == "done"
                            and rows[f"aspect:{pid}"]["content_hash"] == self._aspect_hash(asp))]

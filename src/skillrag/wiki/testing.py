@@ -2,7 +2,8 @@
 
 ``ScriptedPageModel`` plays the builder's model deterministically from the prompt it receives (the
 family rule code wrote into it, the candidate pages shown, or an aspect page's member list); faults
-can be planted per article. ``OverlapJudge`` plays the
+can be planted per article. ``ScriptedAgent`` plays a coding agent working an agent build with the
+same answers. ``OverlapJudge`` plays the
 link judge: a link passes when the claims share enough content words with the article body.
 ``synthetic_corpus`` writes a corpus of any size for scale tests.
 """
@@ -23,7 +24,7 @@ from skillrag.wiki.families import group_key
 from skillrag.wiki.families import humanize_key as _humanize_key
 from skillrag.workspace import Workspace
 
-__all__ = ["Interrupt", "OverlapJudge", "ScriptedPageModel", "last_prompt", "synthetic_corpus"]
+__all__ = ["Interrupt", "OverlapJudge", "ScriptedAgent", "ScriptedPageModel", "last_prompt", "synthetic_corpus"]
 
 _ARTICLE = re.compile(r"^Article to place:\nid: (\S+)\ntitle: (.*)$", re.MULTILINE)
 
@@ -51,8 +52,9 @@ class ScriptedPageModel:
     Article prompts: it follows the family rule code put in the prompt (update the family's entity
     page, or create it with kind ``entity`` and the given title); an article of no family goes to the
     first candidate page whose sources share its id stem (``group_key``), else to a new topic page
-    titled after the stem. Aspect prompts: one step and one source per listed article, with the key
-    line code found. Faults can be planted per article.
+    titled after the stem; over the prompt's step limit it merges its oldest steps. Aspect prompts: one
+    step and one source per listed article, with the key line code found. Faults can be planted per
+    article.
 
     ``invalid_first``: article ids whose first answer is invalid (``"unknown"`` cites a missing id,
     ``"uncited"`` omits the article, ``"bad-update"`` updates a page that was not a candidate).
@@ -99,8 +101,13 @@ class ScriptedPageModel:
         self.prompts.append(prompt)
         if self.interrupt_at is not None and len(self.prompts) == self.interrupt_at:
             raise Interrupt(f"simulated kill at call {len(self.prompts)}")
+        return _call(info, self.answer(prompt))
+
+    def answer(self, prompt: str) -> dict[str, Any]:
+        """The page draft (as JSON data) this player writes for a build or aspect prompt; faults planted
+        for the article apply. ``ScriptedAgent`` plays the agent driver with it."""
         if _ASPECT.search(prompt):
-            return _call(info, _aspect_answer(prompt))
+            return _aspect_answer(prompt)
         m = _ARTICLE.search(prompt)
         assert m, "not a build prompt"
         aid, title = m.group(1), m.group(2).strip()
@@ -138,6 +145,10 @@ class ScriptedPageModel:
                 "intent": f"Resolve requests about {title.lower()}.", "solves": [title],
                 "does_not_solve": [], "steps": [step], "sources": [source],
             }
+        cap = _MAX_STEPS.search(prompt)
+        while cap and len(args["steps"]) > int(cap.group(1)):  # condense: merge the two oldest steps
+            a, b, *rest = args["steps"]
+            args["steps"] = [{"text": f"{a['text']} {b['text']}"[:240], "links": a["links"] + b["links"]}, *rest]
         if fault == "unknown":
             args["steps"] = [*args["steps"], {"text": "See the other article.",
                                                "links": [{"type": "policy", "article_id": "doc_not_in_corpus_999"}]}]
@@ -146,9 +157,54 @@ class ScriptedPageModel:
             args["sources"] = [s for s in args["sources"] if s["id"] != aid]
         elif fault == "bad-update":
             args["action"], args["page_id"] = "update", "no-such-page"
-        return _call(info, args)
+        return args
 
 
+class ScriptedAgent:
+    """A deterministic coding agent for the agent driver (``skillrag.wiki.agent.AgentBuild``): it claims
+    work with ``next``, answers each task's prompt as :class:`ScriptedPageModel` would (``player``, faults
+    included) and writes the draft with ``write_page``; after a rejection it asks ``next`` again (which
+    hands back its claim with the pages as they are now) and writes again, at most ``retries`` times,
+    then releases the claim (a second release of one key raises ``AssertionError``, so a test never
+    loops on a draft the validator will not take). ``.log`` lists ``(key, "accepted" | "rejected" | "released", reasons)``."""
+
+    def __init__(self, build: Any, name: str, *, player: ScriptedPageModel | None = None, retries: int = 3) -> None:
+        self.build = build
+        self.name = name
+        self.player = player or ScriptedPageModel(build.ws)
+        self.retries = retries
+        self.log: list[tuple[str, str, list[str]]] = []
+
+    def step(self) -> bool:
+        """Work one claim to its end; False when ``next`` had nothing to claim."""
+        from skillrag.errors import PageRejected
+
+        for _ in range(self.retries + 1):
+            task = self.build.next(self.name)
+            if task is None:
+                return False
+            try:
+                self.build.write_page(task.claim, json.dumps(self.player.answer(task.prompt)))
+            except PageRejected as exc:
+                self.log.append((task.key, "rejected", exc.reasons))
+                continue
+            self.log.append((task.key, "accepted", []))
+            return True
+        self.build.release(claim=task.claim)
+        if any(k == task.key and what == "released" for k, what, _ in self.log):
+            raise AssertionError(f"{task.key}: rejected {self.retries + 1} times, twice: {self.log[-1][2]}")
+        self.log.append((task.key, "released", []))
+        return True
+
+    def run(self, max_tasks: int = 10_000) -> int:
+        """Work until nothing is left to claim (or ``max_tasks`` claims); returns the claims worked."""
+        n = 0
+        while n < max_tasks and self.step():
+            n += 1
+        return n
+
+
+_MAX_STEPS = re.compile(r"at most (\d+) steps")
 _ASPECT = re.compile(r"^ASPECT page \(page id ([a-z0-9-]+); it exists already: (yes|no)\)", re.MULTILINE)
 _MEMBER = re.compile(r"^- product: (.*)\n  id: (\S+)\n  title: .*\n  key line found by code: (.*)$", re.MULTILINE)
 _UPDATE_ENTITY = re.compile(r"Its entity page is ([a-z0-9-]+): UPDATE it")

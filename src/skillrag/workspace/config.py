@@ -130,7 +130,8 @@ class SearchSettings(_Section):
 class WikiSettings(_Section):
     """Navigation layer: how pages are built over the articles."""
 
-    builder: Literal["extractive", "llm"] = Field("extractive", description="Default page builder.")
+    builder: Literal["extractive", "llm", "agent"] = Field(
+        "extractive", description="Default page builder (agent: prepared for coding agents, `wiki build --builder agent`).")
     variant: Literal["full", "no-merge", "no-intent", "pooled-links"] = Field(
         "full", description="Layer variant (ablations of paper table 3)."
     )
