@@ -44,7 +44,7 @@ from typing import Any
 from skillrag.skill.contract import normalize
 
 __all__ = ["GuidanceLine", "GuidanceStep", "guidance_steps", "link_snippets", "link_steps", "split_guidance",
-           "stated_steps", "step_heading"]
+           "stated_steps", "step_heading", "strip_marker"]
 
 _NUMBERED = re.compile(r"^\s*(\d{1,3})[.)]\s+")
 _BULLET = re.compile(r"^\s*[-*+•]\s+")
@@ -115,10 +115,15 @@ def guidance_steps(lines: Sequence[GuidanceLine]) -> list[GuidanceStep]:
     return steps
 
 
+def strip_marker(line: str) -> str:
+    """``line`` without the step number (``2.``, ``2)``) or bullet that opens it."""
+    return _BULLET.sub("", _NUMBERED.sub("", line, count=1), count=1)
+
+
 def step_heading(step: GuidanceStep) -> str:
     """What identifies ``step`` across guidance versions: its first line (``head``) without the step
     number or bullet that opens it, normalised (``contract.normalize``) and case-folded."""
-    return normalize(_BULLET.sub("", _NUMBERED.sub("", step.head, count=1), count=1)).casefold()
+    return normalize(strip_marker(step.head)).casefold()
 
 
 def stated_steps(why: str) -> list[int]:
