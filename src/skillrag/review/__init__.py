@@ -9,7 +9,13 @@ new version; ``export_approved`` turns approved outputs into reference cases for
 ``skillrag.service.review``.
 """
 
-from skillrag.review.export import ExportReport, declared_tools, export_approved, tools_in_snippets
+from skillrag.review.export import (
+    ExportReport,
+    declared_tools,
+    expected_tools,
+    export_approved,
+    required_documents,
+)
 from skillrag.review.runs import (
     SNIPPET_STATUSES,
     ArticleEvidence,
@@ -59,14 +65,15 @@ __all__ = [
     "add_evidence",
     "check_reviewer",
     "declared_tools",
+    "expected_tools",
     "export_approved",
     "guidance_summary",
     "link_snippets",
     "list_runs",
     "load_run",
+    "required_documents",
     "run_folder",
     "segments",
     "split_guidance",
-    "tools_in_snippets",
     "version_output",
 ]

@@ -63,12 +63,14 @@ from typing import Any
 from skillrag.skill.contract import normalize
 from skillrag.skill.links import guidance_steps, link_steps, split_guidance
 
-__all__ = ["GAP_KINDS", "Gap", "case_text", "evidence_gaps", "identifiers", "tool_names"]
+__all__ = ["GAP_KINDS", "TOOL_NAME", "Gap", "case_text", "evidence_gaps", "identifiers", "tool_names"]
 
 GAP_KINDS = ("unquoted_identifier", "unsupported_derived", "unused_snippet", "unfetched_citation",
              "source_title_mismatch")
 
-_TOOL = re.compile(r"(?<![\w.-])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w-])")
+#: A tool or system name: words of letters and digits joined by ``_`` (``freeze_card_4410``).
+TOOL_NAME = r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"
+_TOOL = re.compile(rf"(?<![\w.-]){TOOL_NAME}(?![\w-])")
 _TICK = re.compile(r"`([^`\n]{2,80})`")
 _CUR = {"$": "$", "usd": "$", "dollar": "$", "dollars": "$", "€": "€", "eur": "€", "euro": "€", "euros": "€",
         "£": "£", "gbp": "£", "pound": "£", "pounds": "£", "¥": "¥", "%": "%", "percent": "%"}
