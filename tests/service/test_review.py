@@ -467,3 +467,38 @@ def test_an_approval_with_warnings_must_confirm_them(ws):
         assert [a.action for a in ReviewStore(ws).actions()] == ["edit"]
         assert c.post("/review/hp-001/approve", data={**fields, "confirm": "yes"}).status_code == 303
     assert [a.action for a in ReviewStore(ws).actions()] == ["edit", "approve"]
+
+
+def test_article_and_guidance_markup_never_becomes_page_markup(ws):
+    import sqlite3
+
+    from skillrag.corpus import ArticleStore, content_hash
+
+    aid = json.loads((ws.runs_dir / "hp-001" / "output.json").read_text())["snippets"][0]["source_article"]
+    attack = ('\n\n<script>alert(1)</script>\n<img src=x onerror="alert(2)"> [click](javascript:alert(3)) '
+              '![pixel](http://tracker.example/p.gif) <a href="http://evil.example" style="x">a</a>\n')
+    body = ArticleStore(ws).get(aid).body + attack
+    conn = sqlite3.connect(ws.store_path)
+    with conn:
+        conn.execute("UPDATE articles SET body = ?, content_hash = ? WHERE id = ?", (body, content_hash(body), aid))
+    conn.close()
+    ReviewStore(ws).edit("hp-001", _sha(ws, "hp-001"), "Dana",
+                         '1. Call <img src=y onerror="alert(4)"> `verify_identity` [x](javascript:alert(5)).',
+                         base_version=0)
+    with site(ws) as c:
+        sign_in(c)
+        page = c.get("/review/hp-001").text
+    tags: list[tuple[str, dict]] = []
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            tags.append((tag, dict(attrs)))
+
+    Tags().feed(page)
+    assert [a for t, a in tags if t == "script"] == [{"src": "/review/-/static/review.js", "defer": None}]
+    assert not any(t in ("img", "iframe", "object", "embed", "style") for t, _ in tags)
+    assert not any(k.startswith("on") or k == "style" for _, a in tags for k in a)
+    assert not any(str(a.get("href", "")).strip().lower().startswith(("javascript:", "data:")) for _, a in tags)
+    assert [a["src"] for _, a in tags if "src" in a] == ["/review/-/static/review.js"]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # shown as the text it is
+    assert "<code>verify_identity</code>" in page  # guidance Markdown is rendered
