@@ -69,6 +69,10 @@ def test_added_evidence_by_offsets_is_a_new_version_and_version_0_never_changes(
     art = next(a for a in view.articles if a.id == aid)
     assert n in art.snippets and f'id="mark-{n + 1}"' in art.rendered.html
     assert view.summary.n_snippets == n + 1 and view.summary.version == 1
+    # a later edit of the guidance keeps the added snippet, under the same number
+    ReviewStore(ws).edit("hp-002", sha_of(ws, "hp-002"), "Lee", "1. Check the rule.\n2. Decide.", base_version=1)
+    v2 = load_run(ws, "hp-002").latest
+    assert (v2.version.version, v2.n_snippets, v2.accepted) == (2, n + 1, True)
 
 
 def test_a_pasted_passage_is_located_and_a_passage_not_in_the_article_is_refused(ws):
