@@ -13,7 +13,14 @@ from skillrag.cli.main import main
 from skillrag.corpus import ArticleStore, content_hash
 from skillrag.errors import EmptyInputError
 from skillrag.evaluation.metrics import Reference, ScoredCase, compute_metrics
-from skillrag.review import ReviewStore, declared_tools, export_approved, tools_in_snippets
+from skillrag.review import (
+    ReviewStore,
+    add_evidence,
+    declared_tools,
+    expected_tools,
+    export_approved,
+    load_run,
+)
 from skillrag.skill import CaseFile
 
 from .conftest import read_output, sha_of
@@ -40,13 +47,13 @@ def test_declared_tools_patterns():
     assert declared_tools(bodies) == {"open_claim", "close_account_1234", "get_balance_9"}
 
 
-def test_tools_in_snippets_follow_the_guidance_order():
-    tools = {"verify_identity", "lookup_order", "open_claim"}
-    snippets = ["Open it with `open_claim` using the `order_number`.", "First call verify_identity.",
-                "Then lookup_order, then open_claim."]
-    guidance = "1. Call `lookup_order`.\n2. Then `verify_identity`."
-    assert tools_in_snippets(snippets, tools, guidance) == ["lookup_order", "verify_identity", "open_claim"]
-    assert tools_in_snippets(snippets, tools) == ["open_claim", "verify_identity", "lookup_order"]
+def test_expected_tools_are_the_declared_tools_the_guidance_names_in_its_order():
+    tools = {"verify_identity", "lookup_order", "open_claim", "toggle_airplane_mode"}
+    guidance = ("1. Call `lookup_order` with the `order_number`.\n2. Then `verify_identity`, then lookup_order again.\n"
+                "3. If Airplane Mode is ON: toggle_airplane_mode().")
+    # in the guidance's order, each once; a field name (`order_number`) is not a declared tool
+    assert expected_tools(guidance, tools) == ["lookup_order", "verify_identity", "toggle_airplane_mode"]
+    assert expected_tools("Nothing to call.", tools) == []
 
 
 def test_nothing_approved_writes_nothing(ws, tmp_path):
@@ -75,21 +82,67 @@ def test_approved_runs_become_reference_cases_eval_reads(ws, tmp_path):
         gt = cf.ground_truth(cid)
         saved_case = json.loads((ws.runs_dir / cid / "case.json").read_text())
         assert cf.load(cid).model_dump(mode="json") == saved_case
-        assert gt.required_documents == list(dict.fromkeys(s["source_article"] for s in output["snippets"]))
+        cited = list(dict.fromkeys(s["source_article"] for s in output["snippets"]))
+        assert gt.required_documents and set(gt.required_documents) <= set(cited)
         assert gt.expected_tools and set(gt.expected_tools) <= tools
-        assert all(any(t in s["text"] for s in output["snippets"]) for t in gt.expected_tools)
+        assert gt.expected_tools == [t for t in dict.fromkeys(re.findall(r"`([a-z_0-9]+)", gt.reference_guidance))
+                                     if t in tools]
         assert gt.expected_actions == []
         # the evaluation's own metrics agree: the approved output meets the reference it became
         m = compute_metrics(ScoredCase(cid, "accepted", output, Reference.from_ground_truth(gt)))
-        assert m["docs_cited_recall"] == 1.0 and m["tools_grounded_all"] is True
-    assert cf.ground_truth("hp-002").reference_guidance == read_output(ws, "hp-002")["guidance"]
+        assert m["docs_cited_recall"] == 1.0
+    gt2 = cf.ground_truth("hp-002")
+    assert gt2.reference_guidance == read_output(ws, "hp-002")["guidance"]
     gt1 = cf.ground_truth("hp-001")
     assert gt1.reference_guidance == edited  # the approved version, not the agent's
-    # tools the approved guidance names come first, in its order; the other tools of the snippets follow
-    named = ["verify_identity", "escalate_to_tier2"]  # in the edited guidance's order
-    snippet_tools = [t for t in dict.fromkeys(re.findall(r"`([a-z_]+)`", " ".join(
-        s["text"] for s in read_output(ws, "hp-001")["snippets"]))) if t in tools]
-    assert gt1.expected_tools == named + [t for t in snippet_tools if t not in named]
+    assert gt1.expected_tools == ["verify_identity", "escalate_to_tier2"]  # the guidance's, in its order
+
+
+def test_ground_truth_holds_what_the_approved_steps_rely_on_not_every_citation(ws, tmp_path):
+    out = read_output(ws, "hp-001")
+    cited = list(dict.fromkeys(s["source_article"] for s in out["snippets"]))
+    assert len(cited) == 10
+    # the reviewer keeps two of the fifteen steps, in the other order
+    keep = [ln.strip() for ln in out["guidance"].split("\n") if ln.strip().startswith(("3. ", "12. "))]
+    edited = "\n".join(f"{i}. {ln.split('. ', 1)[1]}" for i, ln in enumerate(reversed(keep), 1))
+    store = ReviewStore(ws)
+    store.edit("hp-001", sha_of(ws, "hp-001"), "Dana", edited, base_version=0)
+    store.approve("hp-001", sha_of(ws, "hp-001"), "Dana", version=1)
+    export_approved(ws, tmp_path / "a.jsonl")
+    gt = CaseFile(tmp_path / "a.jsonl").ground_truth("hp-001")
+    # the articles of the snippets linked to the approved steps (skill.links, as the page shows them), in
+    # step order: step 1's snippet names it ("step 12" of version 0); step 2's names it ("step 3") and the
+    # others share enough of its terms (look up the order, line item); six cited articles are left out
+    view = load_run(ws, "hp-001")
+    linked = [view.snippets[i].source_article for ln in view.latest.lines for i in ln.snippets]
+    assert gt.required_documents == list(dict.fromkeys(linked)) == [
+        "kb-assembly-service", "kb-damage-claim-steps", "kb-price-adjustment-steps", "kb-delivery-address-change"]
+    assert set(cited) - set(gt.required_documents) == {
+        "kb-damage-evidence-rules", "kb-faq-delivery", "kb-returns-eligibility", "kb-refund-timing",
+        "kb-faq-returns-refunds", "kb-warranty-coverage"}
+    # the tools the approved guidance names, in its order; tools only cited snippets name are not expected
+    assert gt.expected_tools == ["open_damage_claim"]
+    for tool in ("lookup_order", "schedule_replacement", "escalate_to_tier2"):
+        assert tool in json.dumps(out["snippets"]) and tool not in gt.expected_tools
+
+
+def test_a_snippet_the_reviewer_added_counts_as_evidence_the_approved_steps_rely_on(ws, tmp_path):
+    out = read_output(ws, "hp-003")
+    body = ArticleStore(ws).get("kb-what-not-to-promise").body
+    assert all(s["source_article"] != "kb-what-not-to-promise" for s in out["snippets"])
+    line = next(ln for ln in body.split("\n") if len(ln) > 40 and not ln.startswith("#"))
+    start = body.index(line)
+    guidance = "1. Tell the customer only what the policy allows; never promise more.\n2. " + line
+    store = ReviewStore(ws)
+    store.edit("hp-003", sha_of(ws, "hp-003"), "Dana", guidance, base_version=0)
+    add_evidence(ws, "hp-003", "Dana", output_sha256=sha_of(ws, "hp-003"), base_version=1,
+                 article_id="kb-what-not-to-promise", start=start, end=start + len(line), why="Backs step 2.")
+    view = load_run(ws, "hp-003")
+    assert view.latest.version.version == 2 and view.latest.accepted
+    store.approve("hp-003", sha_of(ws, "hp-003"), "Dana", version=2)
+    export_approved(ws, tmp_path / "a.jsonl")
+    gt = CaseFile(tmp_path / "a.jsonl").ground_truth("hp-003")
+    assert "kb-what-not-to-promise" in gt.required_documents
 
 
 def test_an_approval_later_edited_or_no_longer_verbatim_is_not_exported(ws, tmp_path):

@@ -121,3 +121,32 @@ def test_bad_ids_hashes_and_versions_are_refused(store):
     with pytest.raises(UserError, match="comment"):
         store.approve("c1", SHA, "Dana", version=0, comment="x" * 4001)
     assert _rows(store, "review_actions") == []
+
+
+def test_added_evidence_is_a_version_of_its_own_and_append_only(store):
+    from skillrag.review import AddedSnippet
+
+    snip = AddedSnippet("kb-a", "Article A", "A passage of article A.", "Backs step 2.", 10, 33, "h" * 64, 2)
+    act = store.add_evidence("c1", SHA, "Dana", "1. Verify.\n2. Refund.", snip, base_version=0, comment="found it")
+    assert (act.action, act.version, act.comment) == ("edit", 1, "found it")
+    store.edit("c1", SHA, "Lee", "1. Verify.\n2. Refund now.", base_version=1)
+    v0, v1, v2 = store.versions("c1", SHA, original="1. Verify.\n2. Refund.")
+    assert (v0.added, v1.added, v2.added) == ((), (snip,), ())
+    assert v1.guidance == "1. Verify.\n2. Refund." and v1.reviewer == "Dana"
+    assert snip.snippet() == {"source_article": "kb-a", "source_title": "Article A", "text": "A passage of article A.",
+                              "why": "Backs step 2."}
+    assert snip.record(15) == {"index": 15, "source_article": "kb-a", "start": 10, "end": 33, "content_hash": "h" * 64,
+                               "occurrences": 2, "matched": 1}
+    with pytest.raises(ReviewConflict):  # a stale page adds nothing
+        store.add_evidence("c1", SHA, "Dana", "x", snip, base_version=1)
+    with pytest.raises(UserError, match="offsets"):
+        store.add_evidence("c1", SHA, "Dana", "x", AddedSnippet("kb-a", "A", "text", "why", 5, 5, "h"), base_version=2)
+    assert store.versions("c1", OTHER, original="o")[1:] == []  # another output's review is another review
+    conn = sqlite3.connect(store.workspace.store_path)
+    try:
+        for sql in ("UPDATE review_snippets SET text = 'forged'", "DELETE FROM review_snippets"):
+            with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+                conn.execute(sql)
+    finally:
+        conn.close()
+    assert [r["text"] for r in _rows(store, "review_snippets")] == ["A passage of article A."]

@@ -87,3 +87,53 @@ def test_lines_under_a_step_belong_to_it_and_bullets_are_steps_when_nothing_is_n
     bullets = split_guidance("- Verify the customer.\n- Freeze the card in the app.")
     assert link_snippets(bullets, [{"text": "Freeze the card in the app", "why": "Backs step 2."}]) == []
     assert bullets[1].snippets == [0] and bullets[1].how == {0: "stated"}
+
+
+V0 = """1. Check whether the SIM card is seated and not locked.
+2. If Airplane Mode is ON, turn it off with `toggle_airplane_mode()`.
+3. Restart the phone."""
+V1 = """1. If Airplane Mode is ON, turn it off with `toggle_airplane_mode()`.
+2. Check whether the SIM card is seated and not locked.
+3. Restart the phone."""
+SIM = {"text": "A SIM card that is not seated shows No SIM.", "why": "Backs step 1 (the SIM check)."}
+AIR = {"text": "Airplane Mode turns every radio off.", "why": "Backs step 2."}
+
+
+def test_a_why_names_a_step_of_the_guidance_it_was_written_for_never_a_number_of_another_version():
+    from skillrag.skill.links import guidance_steps, link_steps
+
+    # read against the version it was written for, "step 1" is step 1
+    steps0 = guidance_steps(split_guidance(V0))
+    assert link_steps(steps0, [SIM, AIR]) == []
+    assert [st.snippets for st in steps0] == [[0], [1], []]
+    # an edit swapped the first two steps: the SIM snippet follows its step to number 2
+    steps1 = guidance_steps(split_guidance(V1))
+    assert link_steps(steps1, [SIM, AIR], basis=[V0, V0]) == []
+    assert [st.snippets for st in steps1] == [[1], [0], []]
+    assert steps1[1].how == {0: "stated"}
+    # without the basis the numbers would be read as this version's: the bug the basis fixes
+    wrong = guidance_steps(split_guidance(V1))
+    link_steps(wrong, [SIM, AIR])
+    assert [st.snippets for st in wrong] == [[0], [1], []]
+
+
+def test_a_step_reworded_by_the_edit_is_linked_by_the_other_rules():
+    from skillrag.skill.links import guidance_steps, link_steps
+
+    edited = V1.replace("Check whether the SIM card is seated and not locked.",
+                        "Reseat the SIM card; a card that is not seated shows No SIM.")
+    steps = guidance_steps(split_guidance(edited))
+    # basis step 1 no longer exists as written: "step 1" says nothing here, the overlap links it
+    assert link_steps(steps, [SIM], basis=[V0]) == []
+    assert steps[1].snippets == [0] and steps[1].how == {0: "overlap"}
+    assert steps[0].snippets == []
+
+
+def test_steps_with_the_same_first_line_are_matched_in_order():
+    from skillrag.skill.links import guidance_steps, link_steps
+
+    v0 = "1. Call the customer.\n2. Wait a day.\n3. Call the customer."
+    v1 = "1. Wait a day.\n2. Call the customer.\n3. Call the customer."
+    steps = guidance_steps(split_guidance(v1))
+    link_steps(steps, [{"text": "Ring back within one business day.", "why": "step 3"}], basis=[v0])
+    assert [st.snippets for st in steps] == [[], [], [0]]

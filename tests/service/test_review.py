@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shutil
 import threading
 import time
@@ -301,9 +302,14 @@ def test_security_headers_and_sign_out(ws):
         sign_in(c)
         r = c.get("/review/hp-001")
         csp = r.headers["content-security-policy"]
-        assert "frame-ancestors 'none'" in csp and "script-src" not in csp and "default-src 'none'" in csp
+        assert "frame-ancestors 'none'" in csp and "default-src 'none'" in csp
+        assert "script-src 'self';" in csp and "unsafe" not in csp  # the page's own script file, nothing inline
+        assert re.findall(r"<script[^>]*>", r.text) == ['<script src="/review/-/static/review.js" defer>']
         assert r.headers["cache-control"] == "no-store" and r.headers["x-content-type-options"] == "nosniff"
         assert c.get("/review/-/static/review.css").headers["content-type"].startswith("text/css")
+        assert c.get("/review/-/static/review.js").headers["content-type"].startswith("text/javascript")
+        assert c.get("/review/-/static/favicon.svg").headers["content-type"].startswith("image/svg+xml")
+        assert c.get("/review/-/static/nothing.txt").status_code == 404
         csrf = forms_of(r.text)["/review/-/logout"]["csrf"]
         old = c.cookies.get("skillrag_review")
         r = c.post("/review/-/logout", data={"csrf": csrf})
@@ -377,3 +383,122 @@ def test_the_served_review_pages_are_throttled(ws):
         codes = [c.post("/review/-/login", data={"reviewer": "Dana", "token": "nope", "next": "/review"}).status_code
                  for _ in range(6)]
     assert codes == [401] * 5 + [429]
+
+
+def _rows(c: httpx.Client, query: str = "") -> list[str]:
+    return re.findall(r'<th scope="row" class="case"><a href="/review/([^"]+)">', c.get("/review" + query).text)
+
+
+def test_the_list_sorts_and_filters_on_its_columns(ws):
+    store = ReviewStore(ws)
+    store.approve("hp-002", _sha(ws, "hp-002"), "Lee", version=0)
+    edited = json.loads((ws.runs_dir / "hp-003" / "output.json").read_text())["guidance"] + (
+        "\n16. Turn Airplane Mode off with `toggle_airplane_mode()`.")
+    store.edit("hp-003", _sha(ws, "hp-003"), "Dana", edited, base_version=0)
+    with site(ws) as c:
+        sign_in(c)
+        page = c.get("/review").text
+        for heading in ("Contact reason", "Guidance", "Snippets", "Warnings", "Reviewer"):
+            assert f">{heading}" in page
+        assert "Bookcase arrived with a cracked side panel" in page and "15 steps" in page
+        assert _rows(c, "?sort=reason&order=asc") == ["hp-001", "hp-003", "hp-002"]  # Bookcase, Price, Wants
+        assert _rows(c, "?sort=reason&order=desc") == ["hp-002", "hp-003", "hp-001"]
+        assert _rows(c, "?sort=warnings")[0] == "hp-003"  # the one with a warning, first
+        assert _rows(c, "?warnings=with") == ["hp-003"] and _rows(c, "?warnings=none") == ["hp-002", "hp-001"]
+        assert _rows(c, "?reviewer=Lee") == ["hp-002"] and _rows(c, "?reviewer=-") == ["hp-001"]
+        assert _rows(c, "?q=bookcase") == ["hp-001"]  # the contact reason
+        assert _rows(c, "?q=concealed+damage") == ["hp-001"]  # the guidance's summary
+        assert _rows(c, "?sort=nonsense") == _rows(c)  # an unknown column sorts by date
+        # a column heading's link keeps the filters and turns the order round
+        page = c.get("/review?state=pending&sort=reason&order=asc").text
+        assert 'href="?state=pending&amp;sort=reason&amp;order=desc"' in page and 'aria-sort="ascending"' in page
+
+
+def test_adding_evidence_over_http(ws):
+    from skillrag.corpus import ArticleStore
+
+    out = json.loads((ws.runs_dir / "hp-001" / "output.json").read_text())
+    body = ArticleStore(ws).get("kb-damage-claim-steps").body
+    line = next(ln for ln in body.split("\n") if len(ln) > 40 and all(ln not in s["text"] for s in out["snippets"]))
+    start = body.index(line)
+    with site(ws) as c:
+        sign_in(c)
+        page = c.get("/review/hp-001?article=kb-damage-claim-steps").text
+        assert '<details class="action" id="add-evidence" open>' in page
+        assert 'name="article" list="cited-articles" required value="kb-damage-claim-steps"' in page
+        fields = forms_of(page)["/review/hp-001/evidence"]
+        assert set(fields) == {"csrf", "output_sha256", "version", "article", "start", "end", "passage", "why",
+                               "comment"}
+        r = c.post("/review/hp-001/evidence", data={**fields, "passage": "Claims are paid in gold bars.",
+                                                    "why": "step 2"})
+        assert r.status_code == 400 and "evidence contract refused this passage" in r.text
+        assert "not a verbatim substring of article &#39;kb-damage-claim-steps&#39;" in r.text
+        assert "Claims are paid in gold bars." in r.text  # the reviewer's input is not lost
+        r = c.post("/review/hp-001/evidence", data={**fields, "start": "x", "end": "9", "why": "step 2"})
+        assert r.status_code == 400 and "start: must be a whole number" in r.text
+        assert ReviewStore(ws).actions() == []
+        r = c.post("/review/hp-001/evidence", data={**fields, "start": str(start), "end": str(start + len(line)),
+                                                    "why": "Backs step 3."}, headers={"Origin": "http://evil.example"})
+        assert r.status_code == 403
+        r = c.post("/review/hp-001/evidence", data={**fields, "start": str(start), "end": str(start + len(line)),
+                                                    "why": "Backs step 3."})
+        assert r.status_code == 303 and r.headers["location"] == "/review/hp-001?done=evidence#review"
+        page = c.get("/review/hp-001?done=evidence").text
+        assert "Added as snippet 16 of guidance version 1" in page and "added by Dana in version 1" in page
+        assert 'id="mark-16"' in page
+    [act] = ReviewStore(ws).actions()
+    assert (act.action, act.version) == ("edit", 1)
+
+
+def test_an_approval_with_warnings_must_confirm_them(ws):
+    out = json.loads((ws.runs_dir / "hp-001" / "output.json").read_text())
+    with site(ws) as c:
+        sign_in(c)
+        edit = case_form(c, "hp-001", "edit")
+        guidance = out["guidance"] + "\n16. If Airplane Mode is ON, turn it off with `toggle_airplane_mode()`."
+        assert c.post("/review/hp-001/edit", data={**edit, "guidance": guidance}).status_code == 303
+        page = c.get("/review/hp-001").text
+        assert 'id="approval-warnings"' in page and 'href="#v1-step-16">Step 16</a>' in page
+        assert "the guidance names <code>toggle_airplane_mode</code> but no snippet contains it" in page
+        fields = forms_of(page)["/review/hp-001/approve"]
+        assert "confirm" in fields
+        r = c.post("/review/hp-001/approve", data={k: v for k, v in fields.items() if k != "confirm"})
+        assert r.status_code == 400 and "tick that you have checked them" in r.text
+        assert [a.action for a in ReviewStore(ws).actions()] == ["edit"]
+        assert c.post("/review/hp-001/approve", data={**fields, "confirm": "yes"}).status_code == 303
+    assert [a.action for a in ReviewStore(ws).actions()] == ["edit", "approve"]
+
+
+def test_article_and_guidance_markup_never_becomes_page_markup(ws):
+    import sqlite3
+
+    from skillrag.corpus import ArticleStore, content_hash
+
+    aid = json.loads((ws.runs_dir / "hp-001" / "output.json").read_text())["snippets"][0]["source_article"]
+    attack = ('\n\n<script>alert(1)</script>\n<img src=x onerror="alert(2)"> [click](javascript:alert(3)) '
+              '![pixel](http://tracker.example/p.gif) <a href="http://evil.example" style="x">a</a>\n')
+    body = ArticleStore(ws).get(aid).body + attack
+    conn = sqlite3.connect(ws.store_path)
+    with conn:
+        conn.execute("UPDATE articles SET body = ?, content_hash = ? WHERE id = ?", (body, content_hash(body), aid))
+    conn.close()
+    ReviewStore(ws).edit("hp-001", _sha(ws, "hp-001"), "Dana",
+                         '1. Call <img src=y onerror="alert(4)"> `verify_identity` [x](javascript:alert(5)).',
+                         base_version=0)
+    with site(ws) as c:
+        sign_in(c)
+        page = c.get("/review/hp-001").text
+    tags: list[tuple[str, dict]] = []
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            tags.append((tag, dict(attrs)))
+
+    Tags().feed(page)
+    assert [a for t, a in tags if t == "script"] == [{"src": "/review/-/static/review.js", "defer": None}]
+    assert not any(t in ("img", "iframe", "object", "embed", "style") for t, _ in tags)
+    assert not any(k.startswith("on") or k == "style" for _, a in tags for k in a)
+    assert not any(str(a.get("href", "")).strip().lower().startswith(("javascript:", "data:")) for _, a in tags)
+    assert [a["src"] for _, a in tags if "src" in a] == ["/review/-/static/review.js"]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # shown as the text it is
+    assert "<code>verify_identity</code>" in page  # guidance Markdown is rendered

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -120,7 +121,7 @@ def test_open_the_list_and_a_run_with_the_keyboard_only(site):
     assert page.locator("table.runs tbody th a").all_inner_texts() == ["hp-003", "hp-002", "hp-001"]
     assert "Dana Reviewer" in page.inner_text(".signout")
     # every form control has a label
-    for control in page.locator("form.filters input, form.filters select").all():
+    for control in page.locator("form.filters input:not([type=hidden]), form.filters select").all():
         cid = control.get_attribute("id")
         assert page.locator(f"label[for='{cid}']").count() == 1
     # filter by case id, then open the run from the keyboard
@@ -136,33 +137,46 @@ def test_open_the_list_and_a_run_with_the_keyboard_only(site):
     assert "Wants to return a floor lamp that flickers" in page.inner_text("#case")
 
 
-def test_each_snippet_is_marked_inside_its_article(site, ws):
+#: In the page: every run of article text with its offset, and every mark with the snippets it names.
+RUNS_JS = """art => Array.from(art.querySelectorAll('[data-s]')).map(e => ({
+    s: Number(e.dataset.s), text: e.textContent, mark: e.tagName === 'MARK',
+    snippets: e.tagName === 'MARK' ? e.dataset.snippets.split(' ').map(Number) : []}))"""
+
+
+def test_each_snippet_is_marked_inside_its_rendered_article(site, ws):
     url, page = site
     sign_in(page, url)
     page.goto(url + "/review/hp-001")
     out = _output(ws, "hp-001")
     records = {r["index"]: r for r in out["audit"]["snippets"]}
     store = ArticleStore(ws)
+    for art in page.locator("article.source").all():
+        aid = art.get_attribute("data-article")
+        body = store.get(aid).body
+        # the article is rendered as Markdown: headings, lists and code, no Markdown markup left as text
+        rendered = art.locator(".article-body.markdown")
+        assert rendered.count() == 1, aid
+        assert rendered.locator("h4").count() >= 1 and "**" not in rendered.inner_text()
+        # every run of text stands at its offset: its text is the body there, character for character
+        runs = art.evaluate(RUNS_JS)
+        assert runs and all(body[r["s"]:r["s"] + len(r["text"])] == r["text"] for r in runs), aid
+        # each mark lies inside the stored offsets of every snippet it names, and nothing outside is marked
+        for r in runs:
+            inside = [i for i, rec in records.items() if rec["start"] <= r["s"] and r["s"] + len(r["text"]) <= rec["end"]
+                      and out["snippets"][i]["source_article"] == aid]
+            assert sorted(r["snippets"]) == sorted(i + 1 for i in inside) or not r["text"].strip(), (aid, r)
     for i, snip in enumerate(out["snippets"]):
         n = i + 1
-        anchor = page.locator(f"#mark-{n}")
-        assert anchor.count() == 1
+        assert page.locator(f"#mark-{n}").count() == 1
         article = page.locator(f"article.source:has(#mark-{n})")
         assert article.get_attribute("data-article") == snip["source_article"]
-        marks = article.locator(f"pre.article-body mark[data-snippets~='{n}']")
+        marks = article.locator(f"mark[data-snippets~='{n}']")
         assert marks.count() >= 1
-        rec = records[i]
+        shown = "".join(marks.all_text_contents())
         body = store.get(snip["source_article"]).body
-        assert "".join(marks.all_text_contents()) == body[rec["start"]:rec["end"]]
-        assert marks.first.is_visible() or marks.first.evaluate("e => e.offsetParent !== null")
-    # the article text on the page is the stored body, character for character
-    first = page.locator("article.source").first
-    aid = first.get_attribute("data-article")
-    shown = first.locator("pre.article-body").evaluate(
-        "pre => Array.from(pre.childNodes).filter(n => !(n.classList && n.classList.contains('ref')))"
-        ".map(n => n.textContent).join('')")
-    assert shown == store.get(aid).body
-    # a guidance step links to its snippet, and the snippet to its place in the article
+        stored = body[records[i]["start"]:records[i]["end"]]
+        assert shown and all(ch in stored for ch in set(shown))  # the visible text of the stored passage
+    # a guidance step links to its snippet, and the snippet to its place in the rendered article
     page.click("#version-0 li.step >> nth=0 >> a:has-text('snippet 1')")
     assert page.url.endswith("#snippet-1")
     page.click("#snippet-1 a:has-text('Show in the article')")
@@ -221,9 +235,11 @@ def test_edit_and_see_both_versions(site, ws):
     v1, v0 = page.locator("#version-1"), page.locator("#version-0")
     assert "edited by Dana Reviewer" in v1.locator("h3").inner_text() and "latest" in v1.locator("h3").inner_text()
     assert "as saved by the agent" in v0.locator("h3").inner_text()
-    assert v1.locator("ul.guidance-lines li .text").all_inner_texts() == edited.split("\n")
+    # guidance Markdown is rendered: `lookup_order` is code, not backticks
+    assert v1.locator("ul.guidance-lines li .text").all_inner_texts() == edited.replace("`", "").split("\n")
+    assert v1.locator("ul.guidance-lines li .text code").all_inner_texts() == ["lookup_order"]
     assert v0.locator("ul.guidance-lines li .text").all_inner_texts() == [
-        ln.strip() for ln in original.split("\n") if ln.strip()]
+        ln.strip().replace("`", "") for ln in original.split("\n") if ln.strip()]
     assert "Comment: Tighter plan." in v1.inner_text()
     page.click("details.diff summary")
     assert "+2. The 30-day Standard return window has closed" in page.inner_text("details.diff pre")
@@ -241,17 +257,24 @@ def test_export_the_approved_case(site, ws, tmp_path):
     page.fill("#edit-guidance", edited)
     page.click("#edit-button")
     page.wait_for_url("**done=edit**")
+    assert "$1,000" in page.inner_text("#approval-warnings")  # no snippet of version 1 states it
+    page.check("#approve-confirm")
     page.click("#approve-button")
     page.wait_for_url("**done=approve**")
     assert page.locator("#version-1 h3 .badge.review-approved").count() == 1
+    linked = [a.get_attribute("href")[len("#snippet-"):] for a in page.locator("#version-1 .evidence a").all()]
     out = tmp_path / "approved.jsonl"
     assert main(["cases", "export-approved", "-w", str(ws.root), "-o", str(out)]) == 0
     cf = CaseFile(out)
     assert cf.ids() == ["hp-001"]
     gt = cf.ground_truth("hp-001")
     assert gt.reference_guidance == edited
-    assert gt.required_documents == list(dict.fromkeys(s["source_article"] for s in _output(ws, "hp-001")["snippets"]))
-    assert gt.expected_tools[:2] == ["verify_identity", "escalate_to_tier2"]
+    snippets = _output(ws, "hp-001")["snippets"]
+    # the articles of the snippets the approved steps link to, as the page shows the links; the tools the
+    # approved guidance names, in its order
+    assert gt.required_documents == list(dict.fromkeys(snippets[int(i) - 1]["source_article"] for i in linked))
+    assert len(gt.required_documents) < len({s["source_article"] for s in snippets})
+    assert gt.expected_tools == ["verify_identity", "escalate_to_tier2"]
 
 
 def test_unknown_case_and_tampered_output(site, ws):
@@ -269,20 +292,185 @@ def test_unknown_case_and_tampered_output(site, ws):
     assert "stored offsets do not hold the text" in page.inner_text("#snippet-1")
 
 
+def _reversed_steps(guidance: str) -> str:
+    steps = [re.sub(r"^\s*\d+\.\s*", "", ln) for ln in guidance.split("\n") if re.match(r"^\s*\d+\.", ln)]
+    return "\n".join(f"{i}. {text}" for i, text in enumerate(steps[::-1], 1))
+
+
+def test_the_list_tells_runs_apart_and_sorts_and_filters(site, ws):
+    url, page = site
+    ReviewStore(ws).approve("hp-002", hashlib.sha256((ws.runs_dir / "hp-002" / "output.json").read_bytes())
+                            .hexdigest(), "Lee", version=0)
+    sign_in(page, url)
+    heads = [h.strip(" ▲▼") for h in page.locator("table.runs thead th").all_inner_texts()]
+    assert heads == ["Case", "Contact reason", "Guidance", "Snippets", "Warnings", "Review", "Reviewer", "Run",
+                     "Date (UTC)"]
+    row = page.locator("table.runs tbody tr", has=page.locator("a:text-is('hp-001')"))
+    assert row.locator("td.reason").inner_text() == "Bookcase arrived with a cracked side panel"
+    assert row.locator("td.summary").inner_text().startswith("Concealed damage (a box that looked fine")
+    assert "15 steps" in row.locator("td.summary").inner_text()
+    assert (row.locator("td.snippets").inner_text(), row.locator("td.warnings").inner_text()) == ("15", "0")
+    # sort by a column heading, then back the other way
+    page.click("table.runs thead a:has-text('Contact reason')")
+    page.wait_for_url("**sort=reason**")
+    assert page.locator("table.runs tbody th a").all_inner_texts() == ["hp-001", "hp-003", "hp-002"]
+    assert page.locator("th[aria-sort='ascending']").inner_text().startswith("Contact reason")
+    page.click("table.runs thead a:has-text('Contact reason')")
+    page.wait_for_url("**order=desc**")
+    assert page.locator("table.runs tbody th a").all_inner_texts() == ["hp-002", "hp-003", "hp-001"]
+    # filter on the reviewer and on words of the contact reason; the sort is kept
+    page.select_option("#f-reviewer", "Lee")
+    page.click("form.filters button")
+    page.wait_for_url("**reviewer=Lee**")
+    assert page.locator("table.runs tbody th a").all_inner_texts() == ["hp-002"]
+    assert "sort=reason" in page.url and page.locator("table.runs tbody td.reviewer").inner_text() == "Lee"
+    page.goto(url + "/review")
+    page.fill("#f-q", "floor lamp")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**q=floor+lamp**")
+    assert page.locator("table.runs tbody th a").all_inner_texts() == ["hp-002"]
+    page.goto(url + "/review?warnings=with")
+    assert page.locator("table.runs tbody tr").count() == 0 and "No run matches" in page.inner_text("main")
+
+
+def test_links_follow_the_steps_after_an_edit_that_reorders_them(site, ws):
+    url, page = site
+    sign_in(page, url)
+    out = _output(ws, "hp-001")
+    page.goto(url + "/review/hp-001")
+    page.fill("#edit-guidance", _reversed_steps(out["guidance"]))
+    page.click("#edit-button")
+    page.wait_for_url("**done=edit**")
+    n = len(out["snippets"])
+    for k in range(1, n + 1):  # version 1's step k is version 0's step n + 1 - k: its snippet follows it
+        step = page.locator(f"#v1-step-{k}")
+        assert step.locator(".evidence a").all_inner_texts() == [f"snippet {n + 1 - k}"], k
+    assert page.locator("#v0-step-1 .evidence a").all_inner_texts() == ["snippet 1"]
+    # the link goes to the snippet the step quotes
+    page.click("#v1-step-1 .evidence a")
+    assert page.url.endswith(f"#snippet-{n}")
+    quoted = page.locator(f"#snippet-{n} blockquote").inner_text()
+    assert quoted.split("|")[1].strip() in page.locator("#v1-step-1 .text").inner_text()
+
+
+def test_add_a_snippet_by_selecting_it_and_a_passage_not_in_the_article_is_refused(site, ws):
+    url, page = site
+    sign_in(page, url)
+    before = (ws.runs_dir / "hp-001" / "output.json").read_bytes()
+    body = ArticleStore(ws).get("kb-damage-claim-steps").body
+    start = body.index("Confirm the damage")
+    end = body.index("their photo ids.") + len("their photo ids.")
+    page.goto(url + "/review/hp-001")
+    # a passage that is in no article: refused by the evidence contract, nothing recorded, input kept
+    page.click("#add-evidence summary")
+    page.fill("#ev-article", "kb-damage-claim-steps")
+    page.fill("#ev-passage", "Every damaged item is refunded twice, no questions asked.")
+    page.fill("#ev-why", "Backs step 4.")
+    page.click("#evidence-button")
+    assert page.locator("#action-error").inner_text().startswith("The evidence contract refused this passage")
+    assert "not a verbatim substring of article 'kb-damage-claim-steps'" in page.inner_text("#evidence-reasons")
+    assert page.input_value("#ev-passage") == "Every damaged item is refunded twice, no questions asked."
+    assert ReviewStore(ws).actions() == []
+    # select two list items in the rendered article: the form gets the article and the stored offsets
+    page.goto(url + "/review/hp-001")
+    page.evaluate("""([a, b]) => {
+        const art = document.querySelector("article.source[data-article='kb-damage-claim-steps']");
+        const runs = Array.from(art.querySelectorAll('[data-s]'));
+        const at = pos => { const r = runs.find(e => +e.dataset.s <= pos && pos <= +e.dataset.s + e.textContent.length);
+                            return [r.firstChild, pos - r.dataset.s]; };
+        const range = document.createRange();
+        range.setStart(...at(a)); range.setEnd(...at(b));
+        const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+        document.dispatchEvent(new MouseEvent('mouseup', {bubbles: true}));
+    }""", [start, end])
+    page.wait_for_function("document.getElementById('ev-start').value !== ''")
+    assert page.locator("#add-evidence").get_attribute("open") is not None
+    assert (page.input_value("#ev-article"), page.input_value("#ev-start"), page.input_value("#ev-end")) == (
+        "kb-damage-claim-steps", str(start), str(end))
+    assert page.inner_text("#evidence-selection").startswith(
+        f"Selected in kb-damage-claim-steps (characters {start}–{end}): Confirm the damage was reported")
+    page.fill("#ev-why", "Backs step 3: the deadline and the photos come before the claim.")
+    page.click("#evidence-button")
+    page.wait_for_url("**done=evidence**")
+    assert "Added as snippet 16 of guidance version 1" in page.inner_text("#action-done")
+    added = page.locator("#snippet-16")
+    assert "added by Dana Reviewer in version 1" in added.inner_text()
+    assert added.locator("blockquote").inner_text().startswith("Confirm the damage was reported")
+    marks = page.locator("article.source[data-article='kb-damage-claim-steps'] mark[data-snippets~='16']")
+    assert "".join(marks.all_text_contents()) == body[start:end].replace("4. ", "", 1).replace("\n", "")
+    assert page.locator("#v1-step-3 .evidence a:has-text('snippet 16')").count() == 1
+    assert page.locator("#v0-step-3 .evidence a:has-text('snippet 16')").count() == 0
+    assert (ws.runs_dir / "hp-001" / "output.json").read_bytes() == before  # version 0 never changes
+
+
+def test_the_approval_warns_about_what_no_snippet_backs(site, ws):
+    url, page = site
+    sign_in(page, url)
+    out = _output(ws, "hp-001")
+    page.goto(url + "/review/hp-001")
+    assert page.locator("#approval-warnings").count() == 0  # version 0 has none
+    page.fill("#edit-guidance", out["guidance"] + "\n16. If Airplane Mode is ON, turn it off with "
+              "`toggle_airplane_mode()`.")
+    page.click("#edit-button")
+    page.wait_for_url("**done=edit**")
+    warning = page.locator("#approval-warnings")
+    assert "Version 1 has 1 warning" in warning.inner_text()
+    assert "names toggle_airplane_mode but no snippet contains it" in warning.inner_text()
+    assert warning.locator("code").all_inner_texts() == ["toggle_airplane_mode"]
+    assert "toggle_airplane_mode" in page.locator("#v1-step-16 .warn-flag").inner_text()
+    page.click("#approval-warnings a:has-text('Step 16')")
+    assert page.url.endswith("#v1-step-16")
+    page.click("#approve-button")  # not confirmed: the browser itself refuses to send the form
+    assert page.evaluate("document.getElementById('approve-confirm').validity.valueMissing") is True
+    assert [a.action for a in ReviewStore(ws).actions()] == ["edit"]
+    page.check("#approve-confirm")
+    page.click("#approve-button")
+    page.wait_for_url("**done=approve**")
+    assert [a.action for a in ReviewStore(ws).actions()] == ["edit", "approve"]
+
+
+def test_the_console_stays_clean(site, ws):
+    """No console error, failed request or script error on any page (the favicon used to 404)."""
+    url, page = site
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning")
+            else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
+    page.on("response", lambda r: problems.append(f"{r.status}: {r.url}") if r.status >= 400 else None)
+    sign_in(page, url)
+    for target in ("/review", "/review/hp-001", "/review/hp-002?article=kb-returns-eligibility",
+                   "/review?sort=warnings&order=asc"):
+        page.goto(url + target)
+        page.wait_for_load_state("networkidle")
+    page.goto(url + "/review/hp-003")
+    page.fill("#reject-reason", "Checking the console.")
+    page.click("#reject-button")
+    page.wait_for_url("**done=reject**")
+    page.wait_for_load_state("networkidle")
+    assert problems == []
+    icon = page.evaluate("document.querySelector('link[rel=icon]').href")
+    assert icon.endswith("/review/-/static/favicon.svg")
+
+
 def test_screenshots(site, ws, tmp_path):
-    """The list and the case page on a laptop-sized screen; copied to $SKILLRAG_REVIEW_SCREENSHOTS if set."""
+    """The list, the case page, an article with its marks and the approval warning on a laptop-sized
+    screen; copied to $SKILLRAG_REVIEW_SCREENSHOTS if set."""
     url, page = site
     store = ReviewStore(ws)
     sha = {c: hashlib.sha256((ws.runs_dir / c / "output.json").read_bytes()).hexdigest()
            for c in ("hp-001", "hp-002", "hp-003")}
     store.approve("hp-002", sha["hp-002"], "Lee", version=0, comment="Policy and tools match.")
     store.reject("hp-003", sha["hp-003"], "Lee", "Misses the price adjustment window.", version=0)
+    out = _output(ws, "hp-001")
     store.edit("hp-001", sha["hp-001"], "Dana Reviewer",
-               _output(ws, "hp-001")["guidance"].replace("Guidance for: ", "Plan for: "), base_version=0)
+               out["guidance"] + "\n16. If the customer asks, turn Airplane Mode off with `toggle_airplane_mode()`.",
+               base_version=0)
     sign_in(page, url)
     shots = {"review-list.png": (url + "/review", None),
              "review-case.png": (url + "/review/hp-001", None),
-             "review-evidence.png": (url + "/review/hp-001", "#article-2")}
+             "review-evidence.png": (url + "/review/hp-001", "#article-2"),
+             "review-warning.png": (url + "/review/hp-001", "#v1-step-14")}
     for name, (target, anchor) in shots.items():
         page.goto(target)
         if anchor:

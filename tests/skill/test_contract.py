@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from skillrag.skill.contract import ContractLimits, locate, normalize, validate_output
+from skillrag.skill.contract import ContractLimits, locate, normalize, normalize_with_map, validate_output
 from skillrag.skill.testing import make_output
 
 BODY = (
@@ -70,6 +72,15 @@ def test_normalize_is_idempotent_and_only_touches_punctuation_and_space():
     assert n == "\"A's\" - b c... D\u00e9j\u00e0"
     assert normalize(n) == n
     assert normalize("Caf\u00e9") != normalize("Cafe")  # letters untouched
+
+
+@given(st.text(alphabet=st.sampled_from(
+    ["a", "Z", "1", " ", "\t", "\n", "\r", "\u00a0", "\u2009", "\u3000", "\u2028", "\x1c", "\x85", "\u200b",
+     "\u2018", "\u2019", "\u201c", "\u2014", "\u2212", "\u2026", "-", "'", "\"", ".", "\u00e9"]), max_size=40)
+       | st.text(max_size=40))
+def test_normalize_is_normalize_with_map_without_the_maps(text):
+    # normalize takes a fast path (the review pages normalise whole articles many times per page)
+    assert normalize(text) == normalize_with_map(text)[0]
 
 
 @pytest.mark.parametrize(

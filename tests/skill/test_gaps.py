@@ -187,3 +187,24 @@ def test_derived_figures_are_not_flagged_but_their_sources_are_checked():
     ok = [{"value": "$1,230", "from": ["Travel Credit", "$1,080"], "how": "her $1,080 balance plus $150"}]
     case = case_text({"case_notes": ["Her balance is $1,080."]})
     assert _warned("1. Her new balance is $1,230.", [fee], derived=ok, case=case) == []
+
+
+def test_an_edited_version_matches_a_figure_against_the_step_the_why_was_written_for():
+    fee = {"source_article": "a", "source_title": "t", "why": "Backs step 1: the fee.",
+           "text": "A replacement card costs $25 unless the account is premium."}
+    v0 = "1. Tell the customer the replacement fee of $25.\n2. Freeze the card in the app."
+    v1 = "1. Freeze the card in the app.\n2. Tell the customer the replacement fee of $25."
+    body = {"a": fee["text"]}
+    # read as this version's step 1 ("Freeze"), the why would leave step 2's $25 without its snippet
+    [gap] = [g for g in evidence_gaps({"guidance": v1, "snippets": [fee]}, body) if g.kind == "unquoted_identifier"]
+    assert gap.subject == "$25" and "step 2 states" in gap.message
+    # the why names step 1 of version 0, which is step 2 of the edit: nothing to warn about
+    assert [g for g in evidence_gaps({"guidance": v1, "snippets": [fee]}, body, basis=[v0])
+            if g.kind == "unquoted_identifier"] == []
+
+
+def test_tool_names_in_order_of_first_mention():
+    from skillrag.skill.gaps import tool_names
+
+    text = "Call `verify_identity` first; then toggle_airplane_mode(), `Settings`, `a b`; verify_identity again."
+    assert tool_names(text) == ["verify_identity", "toggle_airplane_mode", "Settings"]

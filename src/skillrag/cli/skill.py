@@ -187,7 +187,8 @@ def cases_export_approved(
     json_out: JsonOpt = False,
 ) -> None:
     """Write the approved runs as reference cases for `skillrag eval`: the approved guidance becomes
-    reference_guidance, the cited articles required_documents, the tools named in the snippets expected_tools."""
+    reference_guidance, the articles of the snippets its steps rely on required_documents, and the tools it names
+    (declared by the corpus, in its order) expected_tools."""
     from skillrag.review import export_approved
 
     ws = open_workspace(workspace)

@@ -2,20 +2,28 @@
 
 For every run whose output is **approved** (its latest review action is an approval), one
 ``CaseRecord`` line: the case as the agent saw it (``case.json`` of the run, else the workspace case
-file) plus a ``ground_truth`` object:
+file) plus a ``ground_truth`` object taken from the approved version (its guidance and its snippets:
+the agent's and any a reviewer added; ``review.runs``):
 
 ``reference_guidance``
     the guidance version the reviewer approved (the agent's own, or an edited version).
 ``required_documents``
-    the articles the output cites, in order of first citation.
+    the articles of the snippets the approved steps rely on: the snippets linked to at least one step
+    of the approved guidance by the one step-to-snippet rule (``skill.links``, as the review page links
+    them), their articles in the order of the steps (the first step that relies on an article places
+    it). A cited article that no approved step relies on (an off-topic passage the agent also quoted)
+    is not required: a later run that does not read it has missed nothing the reviewer approved.
 ``expected_tools``
-    the tool names found in the cited snippets: identifiers of words joined by ``_`` that the
-    corpus *declares* as tools (``declared_tools``), ordered by first mention in the approved
-    guidance, then by first appearance in the snippets.
+    the tools the approved guidance names, in the order it first names them: the names the save
+    warnings read as tool names (``skill.gaps.tool_names``, the one rule), kept when the corpus
+    *declares* them as tools (``declared_tools``: a Markdown heading naming only it, ``Tool: name``, or
+    ``name(`` written as a call), so a field the guidance names (``order_number``) is not a tool. Tools
+    that only a snippet names are not expected: the reviewer approved what the guidance tells the
+    specialist to do, not every tool a quoted passage mentions.
 ``expected_actions``
     empty: a review approves guidance, not tool calls with arguments.
 
-A run is skipped, with its reason, when its case is not available or its output fails the
+A run is skipped, with its reason, when its case is not available or its approved version fails the
 evidence contract now (e.g. a cited article changed so that a snippet is no longer verbatim): the
 approval was of evidence that no longer holds.
 """
@@ -29,21 +37,20 @@ from pathlib import Path
 
 from skillrag.corpus import ArticleStore
 from skillrag.errors import EmptyInputError
-from skillrag.review.runs import list_runs, load_run
+from skillrag.review.runs import RunView, VersionView, list_runs, load_run
 from skillrag.review.store import ReviewStore
 from skillrag.skill.cases import CaseRecord, write_cases
+from skillrag.skill.gaps import TOOL_NAME, tool_names
 from skillrag.workspace import Workspace
 
-__all__ = ["ExportReport", "declared_tools", "export_approved", "tools_in_snippets"]
+__all__ = ["ExportReport", "declared_tools", "expected_tools", "export_approved", "required_documents"]
 
-_IDENT = r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"
-_IDENT_RE = re.compile(rf"(?<![A-Za-z0-9_])({_IDENT})(?![A-Za-z0-9_])")
 #: How an article declares a tool: a Markdown heading that is only the name (optionally after
 #: ``Tool:``, optionally in backticks), ``Tool: name`` anywhere, or the name written as a call ``name(``.
 _DECLARATIONS = (
-    re.compile(rf"^[ \t]*#{{1,6}}[ \t]*(?:Tool:[ \t]*)?`?({_IDENT})`?[ \t]*$", re.MULTILINE),
-    re.compile(rf"\bTool:[ \t]*`?({_IDENT})`?"),
-    re.compile(rf"(?<![A-Za-z0-9_])({_IDENT})\("),
+    re.compile(rf"^[ \t]*#{{1,6}}[ \t]*(?:Tool:[ \t]*)?`?({TOOL_NAME})`?[ \t]*$", re.MULTILINE),
+    re.compile(rf"\bTool:[ \t]*`?({TOOL_NAME})`?"),
+    re.compile(rf"(?<![A-Za-z0-9_])({TOOL_NAME})\("),
 )
 
 
@@ -58,19 +65,20 @@ def declared_tools(bodies: Iterable[str]) -> set[str]:
     return found
 
 
-def tools_in_snippets(snippet_texts: Iterable[str], tools: set[str], guidance: str = "") -> list[str]:
-    """The declared ``tools`` named in the snippets: first those the ``guidance`` mentions, in the
-    order it first mentions them, then the rest in snippet order."""
-    in_snippets: list[str] = []
-    for text in snippet_texts:
-        for m in _IDENT_RE.finditer(text):
-            if m.group(1) in tools and m.group(1) not in in_snippets:
-                in_snippets.append(m.group(1))
-    pos = {}
-    for m in _IDENT_RE.finditer(guidance):
-        pos.setdefault(m.group(1), m.start())
-    named = sorted((t for t in in_snippets if t in pos), key=pos.__getitem__)
-    return named + [t for t in in_snippets if t not in pos]
+def expected_tools(guidance: str, tools: set[str]) -> list[str]:
+    """The declared ``tools`` that ``guidance`` names, in the order it first names them (module doc)."""
+    return [t for t in tool_names(guidance) if t in tools]
+
+
+def required_documents(view: RunView, version: VersionView) -> list[str]:
+    """The articles of the snippets that ``version``'s steps rely on, in step order (module doc)."""
+    out: list[str] = []
+    for line in version.lines:
+        for i in line.snippets:
+            aid = view.snippets[i].source_article if i < len(view.snippets) else ""
+            if aid and aid not in out:
+                out.append(aid)
+    return out
 
 
 @dataclass
@@ -100,24 +108,26 @@ def export_approved(ws: Workspace, out: str | Path, *, store: ReviewStore | None
         if view.case is None:
             report.skipped[summary.case_id] = "the case is not available (no case.json, no case file holds it)"
             continue
-        if not view.accepted or view.output is None:
+        if view.output is None:
             report.skipped[summary.case_id] = "the output fails the evidence contract now: " + (
                 view.reasons[0] if view.reasons else "no output")
             continue
         if chosen is None:
             report.skipped[summary.case_id] = f"approved guidance version {version} is not stored"
             continue
+        if not chosen.accepted:
+            report.skipped[summary.case_id] = (f"approved version {version} fails the evidence contract now: "
+                                               + chosen.reasons[0])
+            continue
         if tools is None:
             tools = declared_tools(a.body for a in ArticleStore(ws).list())
-        texts = [c.text for c in view.snippets]
-        cited = list(dict.fromkeys(c.source_article for c in view.snippets if c.source_article))
         case = view.case
         records.append(CaseRecord.model_validate({
             **case.model_dump(mode="json", exclude={"n_messages", "n_notes"}),
             "ground_truth": {
                 "reference_guidance": chosen.version.guidance,
-                "required_documents": cited,
-                "expected_tools": tools_in_snippets(texts, tools, chosen.version.guidance),
+                "required_documents": required_documents(view, chosen),
+                "expected_tools": expected_tools(chosen.version.guidance, tools),
                 "expected_actions": [],
             },
         }))

@@ -1,15 +1,21 @@
 """Review decisions in the workspace store (SQLite, ``.skillrag/store.sqlite``).
 
-Two append-only tables (triggers refuse ``UPDATE`` and ``DELETE``)::
+Three append-only tables (triggers refuse ``UPDATE`` and ``DELETE``)::
 
     review_actions   id, case_id, output_sha256, action (approve|reject|edit), version,
                      reviewer, at (ISO 8601 UTC), comment
     review_guidance  case_id, output_sha256, version (>= 1), guidance, action_id
+    review_snippets  case_id, output_sha256, version (>= 1), position, source_article, source_title,
+                     text, why, start, end, content_hash, occurrences, action_id
 
 A review refers to one saved output, named by the SHA-256 of its ``output.json`` bytes: when a case
 is run again its new output starts a fresh review and the earlier actions stay in the history.
-Guidance version 0 is the output's own guidance (never stored here, never changed); each edit adds
-version ``n + 1``. An ``approve``/``reject`` records the version it judged.
+Version 0 is the output as the agent saved it, guidance and snippets (never stored here, never
+changed); each edit adds version ``n + 1``: new guidance text (``edit``), or the same guidance with a
+snippet a reviewer added (``add_evidence``; its passage checked by the evidence contract before, see
+``review.runs.add_evidence``). A version's snippets are the agent's, then every snippet added up to
+it, in the order they were added, so a snippet keeps its number in every later version. An
+``approve``/``reject`` records the version it judged.
 
 The review state of an output is set by its latest action: ``approve`` → ``approved``, ``reject`` →
 ``rejected``, ``edit`` → ``edited`` (a new version waits for a decision); no action → ``pending``.
@@ -25,7 +31,7 @@ import unicodedata
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from skillrag.corpus import check_id
 from skillrag.errors import ReviewConflict, UserError
@@ -37,6 +43,7 @@ __all__ = [
     "MAX_GUIDANCE_CHARS",
     "MAX_REVIEWER_CHARS",
     "STATES",
+    "AddedSnippet",
     "GuidanceVersion",
     "ReviewAction",
     "ReviewState",
@@ -73,6 +80,27 @@ CREATE TABLE IF NOT EXISTS review_guidance (
     action_id     INTEGER NOT NULL REFERENCES review_actions (id),
     PRIMARY KEY (case_id, output_sha256, version)
 );
+CREATE TABLE IF NOT EXISTS review_snippets (
+    case_id        TEXT NOT NULL,
+    output_sha256  TEXT NOT NULL,
+    version        INTEGER NOT NULL CHECK (version >= 1),
+    position       INTEGER NOT NULL CHECK (position >= 0),
+    source_article TEXT NOT NULL,
+    source_title   TEXT NOT NULL,
+    text           TEXT NOT NULL,
+    why            TEXT NOT NULL,
+    start          INTEGER NOT NULL CHECK (start >= 0),
+    "end"          INTEGER NOT NULL,
+    content_hash   TEXT NOT NULL,
+    occurrences    INTEGER NOT NULL DEFAULT 1,
+    action_id      INTEGER NOT NULL REFERENCES review_actions (id),
+    PRIMARY KEY (case_id, output_sha256, version, position),
+    CHECK ("end" > start)
+);
+CREATE TRIGGER IF NOT EXISTS review_snippets_append_only_u BEFORE UPDATE ON review_snippets
+    BEGIN SELECT RAISE(ABORT, 'review_snippets is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS review_snippets_append_only_d BEFORE DELETE ON review_snippets
+    BEGIN SELECT RAISE(ABORT, 'review_snippets is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS review_actions_append_only_u BEFORE UPDATE ON review_actions
     BEGIN SELECT RAISE(ABORT, 'review_actions is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS review_actions_append_only_d BEFORE DELETE ON review_actions
@@ -100,15 +128,45 @@ class ReviewAction:
 
 
 @dataclass(frozen=True)
+class AddedSnippet:
+    """A snippet a reviewer added while reviewing: the four snippet fields of the evidence contract,
+    and where its passage is: ``body[start:end]`` (character offsets in the raw body) of the article
+    whose content hash was ``content_hash`` then; ``occurrences``: how often the passage occurs in it
+    (the offsets point at the first)."""
+
+    source_article: str
+    source_title: str
+    text: str
+    why: str
+    start: int
+    end: int
+    content_hash: str
+    occurrences: int = 1
+
+    def snippet(self) -> dict[str, str]:
+        """The snippet as an output carries it (``contract.SNIPPET_FIELDS``)."""
+        return {"source_article": self.source_article, "source_title": self.source_title, "text": self.text,
+                "why": self.why}
+
+    def record(self, index: int) -> dict[str, Any]:
+        """Its audit record as snippet ``index`` of a version (the shape ``save_output`` writes)."""
+        return {"index": index, "source_article": self.source_article, "start": self.start, "end": self.end,
+                "content_hash": self.content_hash, "occurrences": self.occurrences, "matched": 1}
+
+
+@dataclass(frozen=True)
 class GuidanceVersion:
     """One version of an output's guidance: 0 as the agent saved it, 1.. as reviewers edited it
-    (``reviewer``, ``at`` and ``comment`` of the edit; ``None``/empty for version 0)."""
+    (``reviewer``, ``at`` and ``comment`` of the edit; ``None``/empty for version 0). ``added``: the
+    snippets this version added (module doc); its snippets are the output's, then those added by every
+    version up to and including this one."""
 
     version: int
     guidance: str
     reviewer: str | None = None
     at: str | None = None
     comment: str = ""
+    added: tuple[AddedSnippet, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -191,8 +249,16 @@ class ReviewStore:
                 "SELECT g.version, g.guidance, a.reviewer, a.at, a.comment FROM review_guidance g "
                 "JOIN review_actions a ON a.id = g.action_id WHERE g.case_id = ? AND g.output_sha256 = ? "
                 "ORDER BY g.version", (case_id, output_sha256)).fetchall()
+            added: dict[int, list[AddedSnippet]] = {}
+            for r in conn.execute(
+                    "SELECT * FROM review_snippets WHERE case_id = ? AND output_sha256 = ? ORDER BY version, position",
+                    (case_id, output_sha256)):
+                added.setdefault(r["version"], []).append(AddedSnippet(
+                    r["source_article"], r["source_title"], r["text"], r["why"], r["start"], r["end"],
+                    r["content_hash"], r["occurrences"]))
         return [GuidanceVersion(0, original)] + [
-            GuidanceVersion(r["version"], r["guidance"], r["reviewer"], r["at"], r["comment"]) for r in rows
+            GuidanceVersion(r["version"], r["guidance"], r["reviewer"], r["at"], r["comment"],
+                            tuple(added.get(r["version"], ()))) for r in rows
         ]
 
     def state(self, case_id: str, output_sha256: str) -> ReviewState:
@@ -237,11 +303,26 @@ class ReviewStore:
         return self._record(case_id, output_sha256, "edit", reviewer, base_version,
                             _check_comment(comment, required=False), guidance=text)
 
+    def add_evidence(self, case_id: str, output_sha256: str, reviewer: str, guidance: str,
+                     snippet: AddedSnippet, *, base_version: int, comment: str | None = None) -> ReviewAction:
+        """Store version ``base_version + 1``: ``guidance`` (the latest version's, unchanged) with
+        ``snippet`` added to its snippets. ``base_version`` must be the latest. The caller checks the
+        passage against the evidence contract first (``review.runs.add_evidence``); this checks only
+        its shape (non-empty fields, ``0 <= start < end``). The output file is not touched."""
+        text = guidance.replace("\r\n", "\n") if isinstance(guidance, str) else guidance
+        text = _clean_line(text, "guidance", MAX_GUIDANCE_CHARS)
+        for name in ("source_article", "source_title", "text", "why", "content_hash"):
+            _clean_line(getattr(snippet, name), name, MAX_GUIDANCE_CHARS)
+        if not (isinstance(snippet.start, int) and isinstance(snippet.end, int) and 0 <= snippet.start < snippet.end):
+            raise UserError("snippet offsets: need whole numbers 0 <= start < end")
+        return self._record(case_id, output_sha256, "edit", reviewer, base_version,
+                            _check_comment(comment, required=False), guidance=text, added=snippet)
+
     def _immediate(self) -> AbstractContextManager[sqlite3.Connection]:
         return self.workspace.write_transaction()
 
     def _record(self, case_id: str, output_sha256: str, action: Action, reviewer: str, version: int,
-                comment: str, *, guidance: str | None = None) -> ReviewAction:
+                comment: str, *, guidance: str | None = None, added: AddedSnippet | None = None) -> ReviewAction:
         check_id(case_id, "case")
         sha = _check_sha(output_sha256)
         who = check_reviewer(reviewer)
@@ -263,6 +344,14 @@ class ReviewStore:
                 conn.execute(
                     "INSERT INTO review_guidance (case_id, output_sha256, version, guidance, action_id) "
                     "VALUES (?, ?, ?, ?, ?)", (case_id, sha, new_version, guidance, action_id))
+            if added is not None:
+                a = added
+                conn.execute(
+                    'INSERT INTO review_snippets (case_id, output_sha256, version, position, source_article, '
+                    'source_title, text, why, start, "end", content_hash, occurrences, action_id) '
+                    "VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (case_id, sha, new_version, a.source_article, a.source_title, a.text, a.why, a.start, a.end,
+                     a.content_hash, a.occurrences, action_id))
         return ReviewAction(action_id, case_id, sha, action, new_version, who, at, comment)
 
 

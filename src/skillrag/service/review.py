@@ -1,16 +1,22 @@
-"""The review pages of ``skillrag serve``: server-rendered HTML (Jinja templates, no JavaScript).
+"""The review pages of ``skillrag serve``: server-rendered HTML (Jinja templates), usable without
+JavaScript; one small script of the page's own (``review.js``) only makes selecting a passage easier.
 
 Routes (not in the OpenAPI schema; the ``-`` segment cannot be a case id, so no case shadows them)::
 
-    GET  /review                      the runs of the workspace, filterable (?q, state, status, skill, harness)
+    GET  /review                      the runs of the workspace: filter (?q, state, status, skill, harness,
+                                      reviewer, warnings) and sort (?sort=COLUMN&order=asc|desc)
     GET  /review/{case_id}            one run: case, guidance versions, snippets marked in their articles
-    POST /review/{case_id}/approve    approve the latest guidance version      (form: comment?)
+                                      (?article=ID opens the add-evidence form on that article)
+    POST /review/{case_id}/approve    approve the latest guidance version      (form: comment?, confirm when
+                                                                                it has warnings)
     POST /review/{case_id}/reject     reject it                                (form: reason)
     POST /review/{case_id}/edit       store edited guidance as a new version   (form: guidance, comment?)
+    POST /review/{case_id}/evidence   add a passage as a snippet of a new version (form: article, start and
+                                      end, or passage; why; comment?)
     GET  /review/-/login              sign-in form: reviewer name (+ the service token when one is set)
     POST /review/-/login              sign in; sets the session cookie, redirects to ``next``
     POST /review/-/logout             sign out
-    GET  /review/-/static/review.css  the style sheet
+    GET  /review/-/static/NAME        review.css, review.js, favicon.svg
 
 Sign-in and sessions: the browser cannot send the ``Authorization: Bearer`` header the API uses, so
 the reviewer types the service token (``skillrag serve --token``) into a POST form once; it travels in
@@ -25,8 +31,9 @@ records.
 CSRF: every POST must come from the same origin (``Origin``, else ``Referer``, must name the
 request's own host; a POST with neither is refused) and every action form carries the session's random form
 token (compared in constant time); a failure is HTTP 403 and changes nothing. Responses carry a
-Content-Security-Policy without scripts, ``frame-ancestors 'none'``, ``no-store`` caching and
-``Referrer-Policy: same-origin``.
+Content-Security-Policy that allows scripts, styles and images from this site only (no inline script
+or style: article text never becomes markup, ``skillrag.review.markdown``), ``frame-ancestors
+'none'``, ``no-store`` caching and ``Referrer-Policy: same-origin``.
 
 Errors are HTML pages: unknown case 404, bad input 400 (the form is shown again with the reason), a
 stale page 409 (``ReviewConflict``), missing sign-in on a POST 403, too many wrong tokens 429.
@@ -51,23 +58,51 @@ import jinja2
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
 
-from skillrag.errors import CaseNotFound, InvalidIdError, ReviewConflict, UserError
-from skillrag.review import STATES, ReviewStore, check_reviewer, list_runs, load_run, run_folder
+from skillrag.errors import CaseNotFound, ContractViolation, InvalidIdError, ReviewConflict, UserError
+from skillrag.review import (
+    STATES,
+    ReviewStore,
+    RunSummary,
+    add_evidence,
+    check_reviewer,
+    list_runs,
+    load_run,
+    run_folder,
+)
+from skillrag.review.markdown import render_inline
 from skillrag.workspace import Workspace
 
-__all__ = ["COOKIE", "STATUS_LABELS", "LoginThrottle", "Session", "SessionStore", "review_router"]
+__all__ = ["COOKIE", "NO_REVIEWER", "SORTS", "STATUS_LABELS", "LoginThrottle", "Session", "SessionStore",
+           "review_router"]
 
 #: Name of the session cookie (path ``/review``).
 COOKIE = "skillrag_review"
 _SECURITY_HEADERS = {
-    "Content-Security-Policy": ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
-                                "frame-ancestors 'none'; base-uri 'none'"),
+    "Content-Security-Policy": ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+                                "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
-_FILTERS = ("q", "state", "status", "skill", "harness")
+_FILTERS = ("q", "state", "status", "skill", "harness", "reviewer", "warnings")
+#: The list page's sort keys (``?sort=``), each a column; ``date`` (newest first) is the default.
+SORTS: dict[str, Callable[[RunSummary], Any]] = {
+    "date": lambda r: r.date,
+    "case": lambda r: r.case_id,
+    "reason": lambda r: r.contact_reason.casefold(),
+    "guidance": lambda r: r.summary.casefold(),
+    "snippets": lambda r: r.n_snippets,
+    "warnings": lambda r: -1 if r.warnings is None else r.warnings,
+    "review": lambda r: r.review,
+    "reviewer": lambda r: (r.reviewer or "").casefold(),
+    "status": lambda r: r.status,
+}
+#: The reviewer filter's value for runs nobody has acted on yet.
+NO_REVIEWER = "-"
+#: Static files of the pages: name -> media type.
+_STATIC = {"review.css": "text/css", "review.js": "text/javascript", "favicon.svg": "image/svg+xml"}
 #: How the case page names each snippet status (``skillrag.review.SNIPPET_STATUSES``).
 STATUS_LABELS = {
     "verified": "verified at stored offsets",
@@ -182,6 +217,7 @@ def _templates() -> Jinja2Templates:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["short_date"] = lambda s: (s or "")[:16].replace("T", " ")
     env.filters["one_based"] = lambda indices: " ".join(str(i + 1) for i in indices)
+    env.filters["md_inline"] = lambda text: Markup(render_inline(str(text)))  # safe: review.markdown escapes
     return Jinja2Templates(env=env)
 
 
@@ -210,6 +246,16 @@ def _safe_next(value: str | None) -> str:
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
+def _offset(value: str, what: str) -> int | None:
+    """A form's offset field: None when empty, else a whole number >= 0 (``UserError``)."""
+    value = value.strip()
+    if not value:
+        return None
+    if not value.isdigit():
+        raise UserError(f"{what}: must be a whole number of characters (0 or more), got {value[:20]!r}")
+    return int(value)
+
+
 def _sha_of(path: Path) -> str | None:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -226,7 +272,8 @@ def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionS
     sessions = sessions or SessionStore()
     throttle = throttle or LoginThrottle()
     store = ReviewStore(ws)
-    css = (resources.files("skillrag.service") / "templates" / "review" / "review.css").read_text("utf-8")
+    static = {name: (resources.files("skillrag.service") / "templates" / "review" / name).read_text("utf-8")
+              for name in _STATIC}
     router = APIRouter(prefix="/review", include_in_schema=False)
 
     def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
@@ -259,10 +306,12 @@ def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionS
                                  "failed); nothing was changed. Reload the page and try again.")
         return sess, None
 
-    @router.get("/-/static/review.css", name="review_css")
-    def review_css() -> Response:
-        return Response(css, media_type="text/css", headers={"Cache-Control": "max-age=3600",
-                                                             "X-Content-Type-Options": "nosniff"})
+    @router.get("/-/static/{name}", name="review_static")
+    def review_static(request: Request, name: str) -> Response:
+        if name not in _STATIC:
+            return problem(request, 404, "Not found", f"The review pages have no file {name!r}.")
+        return Response(static[name], media_type=_STATIC[name], headers={"Cache-Control": "max-age=3600",
+                                                                         "X-Content-Type-Options": "nosniff"})
 
     @router.get("/-/login", name="review_login")
     def login_form(request: Request, next: str | None = None) -> Response:
@@ -316,20 +365,39 @@ def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionS
             return to_login(request)
         runs = list_runs(ws, store)
         chosen = {k: (request.query_params.get(k) or "").strip() for k in _FILTERS}
+        sort = request.query_params.get("sort") or "date"
+        sort = sort if sort in SORTS else "date"
+        order = request.query_params.get("order") or ("desc" if sort in ("date", "warnings", "snippets") else "asc")
+        order = order if order in ("asc", "desc") else "asc"
         options = {
             "state": [*STATES, "no output"],
             "status": sorted({r.status for r in runs}),
             "skill": sorted({r.skill for r in runs if r.skill}),
             "harness": sorted({r.harness for r in runs if r.harness}),
+            "reviewer": sorted({r.reviewer for r in runs if r.reviewer}, key=str.casefold),
         }
+        q = chosen["q"].casefold()
         shown = [r for r in runs
-                 if (not chosen["q"] or chosen["q"].casefold() in r.case_id.casefold())
+                 if (not q or any(q in x.casefold() for x in (r.case_id, r.contact_reason, r.summary)))
                  and (not chosen["state"] or r.review == chosen["state"])
                  and (not chosen["status"] or r.status == chosen["status"])
                  and (not chosen["skill"] or r.skill == chosen["skill"])
-                 and (not chosen["harness"] or r.harness == chosen["harness"])]
+                 and (not chosen["harness"] or r.harness == chosen["harness"])
+                 and (not chosen["reviewer"] or (r.reviewer or NO_REVIEWER) == chosen["reviewer"])
+                 and (not chosen["warnings"] or (chosen["warnings"] == "with" and bool(r.warnings))
+                      or (chosen["warnings"] == "none" and r.warnings == 0))]
+        shown.sort(key=lambda r: r.case_id)
+        shown.sort(key=SORTS[sort], reverse=order == "desc")
+        base = {k: v for k, v in chosen.items() if v}
+
+        def sort_link(column: str) -> str:
+            flip = "asc" if column == sort and order == "desc" else "desc"
+            to = flip if column == sort else ("desc" if column in ("date", "warnings", "snippets") else "asc")
+            return "?" + urlencode({**base, "sort": column, "order": to})
+
         return page(request, "list.html.j2", runs=shown, total=len(runs), chosen=chosen, options=options,
-                    filtered=any(chosen.values()))
+                    filtered=any(chosen.values()), sort=sort, order=order, sort_link=sort_link,
+                    no_reviewer=NO_REVIEWER)
 
     def case_page(request: Request, case_id: str, status: int = 200, **extra: Any) -> Response:
         try:
@@ -347,8 +415,13 @@ def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionS
                                              lineterm=""))
         extra.setdefault("form", {"action": "", "text": "", "comment": ""})
         extra.setdefault("done", request.query_params.get("done"))
+        evidence = {"article": request.query_params.get("article") or "", "start": "", "end": "",
+                    "passage": "", "why": "", "comment": ""}
+        extra.setdefault("evidence", evidence)
+        extra.setdefault("evidence_open", bool(evidence["article"]))
+        extra.setdefault("reasons", [])
         return page(request, "case.html.j2", status, view=view, s=view.summary, diff=diff,
-                    latest_n=view.latest.version.version if view.latest else 0,
+                    latest=view.latest, latest_n=view.latest.version.version if view.latest else 0,
                     art_index={a.id: i for i, a in enumerate(view.articles, 1)},
                     status_labels=STATUS_LABELS, **extra)
 
@@ -359,7 +432,7 @@ def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionS
         return case_page(request, case_id)
 
     def act(request: Request, case_id: str, action: str, csrf: str, output_sha256: str, version: str,
-            text: str, comment: str) -> Response:
+            text: str, comment: str, *, confirm: str = "", evidence: dict[str, str] | None = None) -> Response:
         sess, refused = guard_post(request, csrf)
         if refused is not None or sess is None:
             return refused  # type: ignore[return-value]
@@ -378,35 +451,60 @@ def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionS
             return problem(request, 409, "The run changed",
                            f"Case {case_id!r} was run again after you opened the page, so its output is not the "
                            "one you reviewed; nothing was recorded. Reload the case and review the new output.")
+        page_extra: dict[str, Any] = {"form": form}
+        if evidence is not None:
+            page_extra |= {"evidence": evidence, "evidence_open": True}
         try:
             if not version.isdigit():
                 raise UserError("version: must be a whole number")
             v = int(version)
             if action == "reject":
                 store.reject(case_id, sha, sess.reviewer, text, version=v)
+            elif action == "evidence" and evidence is not None:
+                add_evidence(ws, case_id, sess.reviewer, output_sha256=sha, base_version=v,
+                             article_id=evidence["article"].strip(), why=evidence["why"],
+                             start=_offset(evidence["start"], "start"), end=_offset(evidence["end"], "end"),
+                             text=evidence["passage"], comment=evidence["comment"], store=store)
             else:
                 view = load_run(ws, case_id, store)
-                if not view.accepted:
-                    raise UserError(f"the output fails the evidence contract, so it cannot be {action}d; "
+                latest = view.latest
+                if latest is None or not latest.accepted:
+                    done_to = {"approve": "approved", "edit": "edited"}[action]
+                    raise UserError(f"the output fails the evidence contract, so it cannot be {done_to}; "
                                     "reject it or run the case again")
                 if action == "approve":
+                    if latest.warnings and confirm != "yes" and v == latest.version.version:
+                        n = len(latest.warnings)
+                        raise UserError(f"version {v} has {n} warning{'' if n == 1 else 's'} (listed above the "
+                                        "Approve button): tick that you have checked them to approve it")
                     store.approve(case_id, sha, sess.reviewer, version=v, comment=comment)
                 else:
-                    latest = view.latest.version.guidance if view.latest else ""
-                    if text.replace("\r\n", "\n").strip() == latest.strip():
+                    if text.replace("\r\n", "\n").strip() == latest.version.guidance.strip():
                         raise UserError("guidance: unchanged; edit the text before saving a new version")
                     store.edit(case_id, sha, sess.reviewer, text, base_version=v, comment=comment)
         except ReviewConflict as exc:
             return problem(request, 409, "Someone else changed this case", str(exc))
+        except ContractViolation as exc:
+            n = len(exc.reasons)
+            return case_page(request, case_id, 400, reasons=exc.reasons,
+                             error=f"The evidence contract refused this passage ({n} reason{'' if n == 1 else 's'}); "
+                                   "nothing was recorded.", **page_extra)
         except UserError as exc:
-            return case_page(request, case_id, 400, error=str(exc), form=form)
+            return case_page(request, case_id, 400, error=str(exc), **page_extra)
         target = str(request.url_for("review_case", case_id=case_id).path)
         return RedirectResponse(f"{target}?done={action}#review", status_code=303, headers=_SECURITY_HEADERS)
 
     @router.post("/{case_id}/approve", name="review_approve")
     def approve(request: Request, case_id: str, csrf: str = Form(""), output_sha256: str = Form(""),
-                version: str = Form(""), comment: str = Form("")) -> Response:
-        return act(request, case_id, "approve", csrf, output_sha256, version, "", comment)
+                version: str = Form(""), comment: str = Form(""), confirm: str = Form("")) -> Response:
+        return act(request, case_id, "approve", csrf, output_sha256, version, "", comment, confirm=confirm)
+
+    @router.post("/{case_id}/evidence", name="review_evidence")
+    def evidence(request: Request, case_id: str, csrf: str = Form(""), output_sha256: str = Form(""),
+                 version: str = Form(""), article: str = Form(""), start: str = Form(""), end: str = Form(""),
+                 passage: str = Form(""), why: str = Form(""), comment: str = Form("")) -> Response:
+        given = {"article": article, "start": start, "end": end, "passage": passage, "why": why, "comment": comment}
+        return act(request, case_id, "evidence", csrf, output_sha256, version, "", comment, evidence=given)
 
     @router.post("/{case_id}/reject", name="review_reject")
     def reject(request: Request, case_id: str, csrf: str = Form(""), output_sha256: str = Form(""),

@@ -24,6 +24,7 @@ still holds after the corpus changes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -119,12 +120,18 @@ def normalize_with_map(text: str) -> tuple[str, list[int], list[int]]:
     return "".join(out), starts, ends
 
 
+_TRANSLATE = str.maketrans(_CHAR_MAP)
+_SPACE_RUN = re.compile(r"\s+")  # ``\s`` on str patterns is exactly ``str.isspace``
+
+
 def normalize(text: str) -> str:
     """``text`` with punctuation look-alikes mapped to ASCII and whitespace collapsed (module doc).
 
-    Pure and idempotent: ``normalize(normalize(s)) == normalize(s)``.
+    Pure and idempotent: ``normalize(normalize(s)) == normalize(s)``; always
+    ``normalize_with_map(s)[0]``, computed without the offset maps (the review pages normalise whole
+    articles and guidance many times per page).
     """
-    return normalize_with_map(text)[0]
+    return _SPACE_RUN.sub(" ", text.translate(_TRANSLATE)).strip()
 
 
 def locate(snippet: str, body: str) -> tuple[int, int] | None:

@@ -63,12 +63,14 @@ from typing import Any
 from skillrag.skill.contract import normalize
 from skillrag.skill.links import guidance_steps, link_steps, split_guidance
 
-__all__ = ["GAP_KINDS", "Gap", "case_text", "evidence_gaps", "identifiers"]
+__all__ = ["GAP_KINDS", "TOOL_NAME", "Gap", "case_text", "evidence_gaps", "identifiers", "tool_names"]
 
 GAP_KINDS = ("unquoted_identifier", "unsupported_derived", "unused_snippet", "unfetched_citation",
              "source_title_mismatch")
 
-_TOOL = re.compile(r"(?<![\w.-])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w-])")
+#: A tool or system name: words of letters and digits joined by ``_`` (``freeze_card_4410``).
+TOOL_NAME = r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"
+_TOOL = re.compile(rf"(?<![\w.-]){TOOL_NAME}(?![\w-])")
 _TICK = re.compile(r"`([^`\n]{2,80})`")
 _CUR = {"$": "$", "usd": "$", "dollar": "$", "dollars": "$", "€": "€", "eur": "€", "euro": "€", "euros": "€",
         "£": "£", "gbp": "£", "pound": "£", "pounds": "£", "¥": "¥", "%": "%", "percent": "%"}
@@ -117,13 +119,23 @@ def _amounts(text: str) -> dict[tuple[str, float], str]:
     return out
 
 
-def _tools(text: str) -> set[str]:
-    found = set(_TOOL.findall(text))
-    for inner in _TICK.findall(text):
-        inner = inner.strip().rstrip("()")
+def tool_names(text: str) -> list[str]:
+    """The tool or system names ``text`` writes (module doc: an identifier with an underscore, or
+    anything in backticks without a space, a trailing ``()`` dropped), each once, in order of first
+    mention. The one tool-name rule of the save warnings; ``review.export`` reads the approved
+    guidance's tools with it too."""
+    found: dict[str, int] = {}
+    for m in _TOOL.finditer(text):
+        found.setdefault(m.group(0), m.start())
+    for m in _TICK.finditer(text):
+        inner = m.group(1).strip().rstrip("()")
         if inner and " " not in inner:
-            found.add(inner)
-    return found
+            found.setdefault(inner, m.start())
+    return sorted(found, key=found.__getitem__)
+
+
+def _tools(text: str) -> set[str]:
+    return set(tool_names(text))
 
 
 def _names(text: str, corpus: str) -> set[str]:
@@ -214,6 +226,7 @@ def evidence_gaps(
     fetched: Iterable[str] | None = None,
     terms: Any = None,
     case: str | None = None,
+    basis: list[str | None] | None = None,
 ) -> list[Gap]:
     """The gaps of an output the contract accepted (see module doc).
 
@@ -222,14 +235,19 @@ def evidence_gaps(
     ``source_title_mismatch`` warning); ``fetched``: ids the case read with ``get_article`` (None:
     unknown, so no ``unfetched_citation`` warning); ``terms``: a text analyser (default:
     ``skillrag.search.Analyzer()``'s ``terms``); ``case``: the agent-facing case as text
-    (``case_text``; None: unknown, so every identifier counts as a policy claim).
+    (``case_text``; None: unknown, so every identifier counts as a policy claim); ``basis``: for each
+    entry of ``output["snippets"]``, the guidance its ``why``'s step numbers refer to when it is not
+    ``output["guidance"]`` (a reviewer's edited version; ``skill.links.link_steps``).
     """
     if terms is None:
         from skillrag.search.tokenize import Analyzer
 
         terms = Analyzer().terms
     guidance = str(output.get("guidance") or "")
-    snippets = [s for s in output.get("snippets") or [] if isinstance(s, dict)]
+    listed = list(output.get("snippets") or [])
+    snippets = [s for s in listed if isinstance(s, dict)]
+    if basis is not None:
+        basis = [b for b, s in zip(basis, listed, strict=False) if isinstance(s, dict)]
     texts = [normalize(str(s.get("text") or "")) for s in snippets]
     quoted = "\n".join(texts)
     # a product name is covered by a snippet's text or by the title of the article the snippet quotes
@@ -247,7 +265,7 @@ def evidence_gaps(
         gaps.append(Gap("unquoted_identifier", f"the guidance names `{tool}` but no snippet contains it: quote "
                         "the passage that states it, or check the name", tool))
     steps = guidance_steps(split_guidance(guidance))
-    unlinked = link_steps(steps, snippets, terms=terms)
+    unlinked = link_steps(steps, snippets, terms=terms, basis=basis)
     held = [set(_amounts(t)) for t in texts]  # the amounts each snippet states
     derived, gaps_derived = _derived(output, held, quoted_cf, facts)
     in_step = [set(_amounts(normalize(st.text))) for st in steps]

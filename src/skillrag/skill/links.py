@@ -12,7 +12,13 @@ written, else its position (1-based), so "step 2" of a bulleted guidance is its 
 **Links**, per snippet (a mapping with ``text`` and ``why``), by the first of these rules that links it:
 
 1. **stated**: its ``why`` names steps that exist (``"step 3"``, ``"steps 2 and 4"``, ``"steps 2-4"``;
-   the extractive harness writes ``"Backs step 3 (...)"`` and SKILL.md asks for "which step it supports");
+   the extractive harness writes ``"Backs step 3 (...)"`` and SKILL.md asks for "which step it supports").
+   A ``why`` names the steps of the guidance it was written against (its *basis*: the agent's own
+   guidance for the agent's snippets, the version a reviewer added a snippet to for that one). Read
+   against another version (a reviewer's edit that reordered, added or removed steps), "step 3" is never
+   taken as that version's step 3: it is the step whose first line, its number or bullet aside, is
+   basis step 3's first line, wherever the edit moved it; when no step of the version has that line the
+   stated rule does not apply and the rules below decide;
 2. **quoted**: the first step whose text contains the snippet's text (the evidence contract's
    ``normalize``, case-folded);
 3. **overlap**: every step that shares enough *content terms* with the snippet's text and ``why``: at
@@ -38,7 +44,7 @@ from typing import Any
 from skillrag.skill.contract import normalize
 
 __all__ = ["GuidanceLine", "GuidanceStep", "guidance_steps", "link_snippets", "link_steps", "split_guidance",
-           "stated_steps"]
+           "stated_steps", "step_heading", "strip_marker"]
 
 _NUMBERED = re.compile(r"^\s*(\d{1,3})[.)]\s+")
 _BULLET = re.compile(r"^\s*[-*+•]\s+")
@@ -67,14 +73,15 @@ class GuidanceLine:
 @dataclass
 class GuidanceStep:
     """One step: its ``number`` (as written, else its position), the ``lines`` it spans (indices into
-    the guidance's lines, the first heads it), its ``text`` (those lines joined), and the ``snippets``
-    linked to it with ``how``."""
+    the guidance's lines, the first heads it), its ``text`` (those lines joined), the ``snippets``
+    linked to it with ``how``, and ``head``: the text of its first line."""
 
     number: int
     lines: list[int]
     text: str
     snippets: list[int] = field(default_factory=list)
     how: dict[int, str] = field(default_factory=dict)
+    head: str = ""
 
 
 def split_guidance(guidance: str) -> list[GuidanceLine]:
@@ -104,8 +111,19 @@ def guidance_steps(lines: Sequence[GuidanceLine]) -> list[GuidanceStep]:
         end = heads[n + 1] if n + 1 < len(heads) else len(lines)
         span = list(range(start, end))
         number = lines[start].number if lines[start].number is not None else n + 1
-        steps.append(GuidanceStep(number, span, " ".join(lines[i].text for i in span)))
+        steps.append(GuidanceStep(number, span, " ".join(lines[i].text for i in span), head=lines[start].text))
     return steps
+
+
+def strip_marker(line: str) -> str:
+    """``line`` without the step number (``2.``, ``2)``) or bullet that opens it."""
+    return _BULLET.sub("", _NUMBERED.sub("", line, count=1), count=1)
+
+
+def step_heading(step: GuidanceStep) -> str:
+    """What identifies ``step`` across guidance versions: its first line (``head``) without the step
+    number or bullet that opens it, normalised (``contract.normalize``) and case-folded."""
+    return normalize(strip_marker(step.head)).casefold()
 
 
 def stated_steps(why: str) -> list[int]:
@@ -130,10 +148,14 @@ def _pairs(seq: list[str]) -> set[frozenset[str]]:
     return {frozenset((a, b)) for a, b in itertools.pairwise(seq) if a != b}
 
 
-def link_steps(steps: Sequence[GuidanceStep], snippets: Sequence[Any], *, terms: Terms | None = None) -> list[int]:
+def link_steps(steps: Sequence[GuidanceStep], snippets: Sequence[Any], *, terms: Terms | None = None,
+               basis: Sequence[str | None] | None = None) -> list[int]:
     """Link each snippet to ``steps`` in place (module doc); returns the indices of the snippets linked
     to no step (anything that is not a mapping is one). ``terms``: a text analyser (default
-    ``skillrag.search.Analyzer().terms``)."""
+    ``skillrag.search.Analyzer().terms``). ``basis``: for each snippet (same order), the guidance its
+    ``why``'s step numbers refer to when that is not the guidance ``steps`` were cut from (an edited
+    version: the stated rule then reads "step N" as basis step N, found in ``steps`` by its first line;
+    module doc); None, or a None entry, when the ``why`` refers to ``steps`` themselves."""
     if terms is None:
         from skillrag.search.tokenize import Analyzer  # lazy: the search package's analyser, read only
 
@@ -141,6 +163,23 @@ def link_steps(steps: Sequence[GuidanceStep], snippets: Sequence[Any], *, terms:
     by_number: dict[int, GuidanceStep] = {}
     for st in steps:
         by_number.setdefault(st.number, st)
+    by_heading: dict[str, list[GuidanceStep]] = {}
+    for st in steps:
+        by_heading.setdefault(step_heading(st), []).append(st)
+    bases: dict[str, dict[int, GuidanceStep | None]] = {}
+
+    def stated(n: int, guidance: str | None) -> GuidanceStep | None:
+        if guidance is None:
+            return by_number.get(n)
+        if guidance not in bases:  # basis step number -> the step of ``steps`` with its first line
+            bases[guidance], seen = {}, {}
+            for bst in guidance_steps(split_guidance(guidance)):
+                key = step_heading(bst)
+                nth = seen[key] = seen.get(key, -1) + 1  # the n-th step with a first line is the n-th one
+                same = by_heading.get(key, [])
+                bases[guidance].setdefault(bst.number, same[nth] if nth < len(same) else None)
+        return bases[guidance].get(n)
+
     step_seq = [_content(st.text, terms) for st in steps]
     step_terms = [set(s) for s in step_seq]
     step_pairs = [_pairs(s) for s in step_seq]
@@ -151,7 +190,9 @@ def link_steps(steps: Sequence[GuidanceStep], snippets: Sequence[Any], *, terms:
             unlinked.append(i)
             continue
         text, why = str(snip.get("text") or ""), str(snip.get("why") or "")
-        targets = [(by_number[n], "stated") for n in stated_steps(why) if n in by_number]
+        written_for = basis[i] if basis is not None and i < len(basis) else None
+        targets = [(st, "stated") for n in stated_steps(why) if (st := stated(n, written_for)) is not None]
+        targets = list({id(st): (st, how) for st, how in targets}.values())
         needle = normalize(text).casefold()
         if not targets and needle:
             quoted = next((st for st, hay in zip(steps, step_norm, strict=True) if needle in hay), None)
@@ -172,11 +213,13 @@ def link_steps(steps: Sequence[GuidanceStep], snippets: Sequence[Any], *, terms:
     return unlinked
 
 
-def link_snippets(lines: list[GuidanceLine], snippets: Sequence[Any], *, terms: Terms | None = None) -> list[int]:
+def link_snippets(lines: list[GuidanceLine], snippets: Sequence[Any], *, terms: Terms | None = None,
+                  basis: Sequence[str | None] | None = None) -> list[int]:
     """Link each snippet to the steps of ``lines`` (``split_guidance``) in place: a step's links are set
-    on the line that heads it. Returns the indices of the snippets linked to no step (module doc)."""
+    on the line that heads it. Returns the indices of the snippets linked to no step (module doc);
+    ``basis`` as for ``link_steps``."""
     steps = guidance_steps(lines)
-    unlinked = link_steps(steps, snippets, terms=terms)
+    unlinked = link_steps(steps, snippets, terms=terms, basis=basis)
     for st in steps:
         head = lines[st.lines[0]]
         for i in st.snippets:

@@ -38,7 +38,7 @@ from skillrag.errors import (
 )
 from skillrag.skill.budget import BudgetLedger, BudgetLimits, BudgetState, Charge
 from skillrag.skill.cases import Case, CaseFile
-from skillrag.skill.contract import locate_all, validate_output, verify_audit
+from skillrag.skill.contract import ContractLimits, locate_all, validate_output, verify_audit
 from skillrag.skill.gaps import Gap, case_text, evidence_gaps
 from skillrag.skill.registry import Skill
 from skillrag.workspace import Workspace, atomic_write_text
@@ -646,10 +646,11 @@ class SkillTools:
             args["case_id"] = case_id
         return self._timed("get_article", args, run, lambda: _case_of(state_box, case_id))
 
-    def check_output(self, output: Any) -> list[str]:
+    def check_output(self, output: Any, *, limits: ContractLimits | None = None) -> list[str]:
         """Every reason the evidence contract rejects ``output`` against this workspace (empty =
-        accepted). Does not write, is not logged and spends nothing."""
-        reasons, _ = self._check(output)
+        accepted), under the skill's ``limits`` (or the ones given). Does not write, is not logged and
+        spends nothing."""
+        reasons, _ = self._check(output, limits)
         return reasons
 
     def check_audit(self, output: Any) -> tuple[list[str], list[str]]:
@@ -662,7 +663,7 @@ class SkillTools:
         return verify_audit(output, {a: x.body for a, x in arts.items()},
                             {a: x.content_hash for a, x in arts.items()})
 
-    def _check(self, output: Any) -> tuple[list[str], dict[str, Article]]:
+    def _check(self, output: Any, limits: ContractLimits | None = None) -> tuple[list[str], dict[str, Article]]:
         ids: set[str] = set()
         snippets = output.get("snippets") if isinstance(output, dict) else None
         snippets = snippets if isinstance(snippets, list) else []
@@ -675,7 +676,7 @@ class SkillTools:
                 ids.update(a for a in consulted if isinstance(a, str))
         inside, outside = self.articles.resolve(ids) if ids else ({}, {})
         arts = {**inside, **outside}  # the contract checks every cited body; the reasons below reject `outside`
-        reasons = validate_output(output, {a: art.body for a, art in arts.items()}, self.skill.config.limits())
+        reasons = validate_output(output, {a: art.body for a, art in arts.items()}, limits or self.skill.config.limits())
         for i, s in enumerate(snippets):
             aid = s.get("source_article") if isinstance(s, dict) else None
             if isinstance(aid, str) and aid in outside:
