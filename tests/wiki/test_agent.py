@@ -405,3 +405,42 @@ def test_a_long_page_is_refused_with_its_size_and_read_page_full_shows_all_of_it
     cut, full = build.read_page("disputing-a-charge"), build.read_page("disputing-a-charge", full=True)
     assert "… (truncated)" in cut and "Step 19:" not in cut  # as a candidate is shown to the model
     assert "Step 19:" in full and full == Layer(ws, root=build.layer.root).page_path("disputing-a-charge").read_text()
+
+
+def test_check_writes_nothing_and_a_page_read_as_a_draft_goes_back_unchanged(ws):
+    """Found by the agents who built the τ² layer: every check cost a real write, and merging meant
+    parsing the rendered page back into a draft. ``write_page(check=True)`` validates only;
+    ``read_page(as_draft=True)`` is the page as an update draft that writes back as it is."""
+    prepare_agent_build(ws)
+    build = AgentBuild(ws)
+    task = build.next("a1", key="doc_disputes_001")
+    checked = build.write_page(task.claim, _draft("doc_disputes_001"), check=True)
+    assert checked["checked"] is True and checked["action"] == "create" and 0 < checked["size"] <= checked["room"]
+    assert build.status().accepted == 0 and not build.layer.page_path("disputing-a-charge").exists()
+    with pytest.raises(PageRejected, match="no step links to the article"):
+        build.write_page(task.claim, _draft("doc_cards_gold_001"), check=True)
+    assert build.status().rejected == 0  # a check is not a journalled rejection
+    out = build.write_page(task.claim, _draft("doc_disputes_001"))  # the claim survived both checks
+    assert out["page_id"] == "disputing-a-charge" and out["size"] == checked["size"]
+    ScriptedAgent(build, "a0").step()  # the gold entity page exists now
+    before = build.layer.read("gold-card")
+    task2 = build.next("a2", key=next(i for i in ArticleStore(ws).hashes()
+                                      if i.startswith("doc_cards_gold_") and i not in before.source_ids()))
+    draft = json.loads(build.read_page("gold-card", task2.claim, as_draft=True))
+    assert draft["action"] == "update" and draft["page_id"] == "gold-card"
+    assert [s["text"] for s in draft["steps"]] == [s.text for s in before.steps]
+    draft["steps"][0]["links"].append({"type": "reference", "article_id": task2.article_id})
+    assert build.write_page(task2.claim, json.dumps(draft))["action"] == "update"
+    after = build.layer.read("gold-card")
+    assert [s.text for s in after.steps] == [s.text for s in before.steps]
+    assert task2.article_id in after.source_ids() and set(before.source_ids()) <= set(after.source_ids())
+
+
+def test_an_entity_page_of_a_large_family_gets_room_for_every_article():
+    """A 47-article family's entity page must list every article, under a cap made for 25-source pages:
+    the agents building the τ² layer ran into it by article 18. The room grows with the sources."""
+    from skillrag.wiki.llm import LLMBuildLimits
+
+    lim = LLMBuildLimits()
+    assert lim.page_room(10) == lim.page_room(25) == 12000 and lim.step_room(25) == 30
+    assert lim.page_room(47) == 12000 + 22 * 300 and lim.step_room(47) == 30 + 11

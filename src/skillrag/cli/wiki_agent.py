@@ -91,15 +91,24 @@ def read_page_cmd(
     page_id: Annotated[str, typer.Argument(metavar="PAGE_ID", help="A page id (from the task or its index lines).")],
     workspace: WorkspaceOpt = None, claim: ClaimOpt = None,
     full: Annotated[bool, typer.Option("--full", help="The whole page file, not cut as candidates are.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="The whole page as an update draft (JSON): edit it and "
+                                          "send it back with write_page.py.")] = False,
 ) -> None:
     """Print a page of the build as a candidate page is shown; with --claim it becomes one you may update."""
-    write_raw(_build(workspace).read_page(page_id, claim, full=full).rstrip("\n") + "\n")
+    build = _build(workspace)
+    text = build.read_page(page_id, claim, full=full, as_draft=as_json)
+    size, room = build.page_size(page_id)
+    if not as_json:  # the JSON stays a draft that parses as it is
+        text = f"size: {size} of {room} characters (without its source list)\n" + text
+    write_raw(text.rstrip("\n") + "\n")
 
 
 @agent_app.command("write-page")
 def write_page_cmd(
     draft: Annotated[Path, typer.Argument(metavar="DRAFT.json", help="The page draft (JSON), or - for stdin.")],
     workspace: WorkspaceOpt = None, claim: ClaimOpt = None, json_out: JsonOpt = False,
+    check: Annotated[bool, typer.Option("--check", help="Run every check and print the result; write nothing "
+                                        "(the claim is kept either way).")] = False,
 ) -> None:
     """Validate the draft with the builder's own checks and write it. Exit 1 lists every reason (claim kept)."""
     if not claim:
@@ -107,7 +116,7 @@ def write_page_cmd(
     text = sys.stdin.read() if str(draft) == "-" else draft.read_text(encoding="utf-8")
     build = _build(workspace)
     try:
-        out = build.write_page(claim, text)
+        out = build.write_page(claim, text, check=check)
     except PageRejected as exc:
         if json_out:
             print_json({"accepted": False, "claim": claim, "reasons": exc.reasons})
@@ -123,7 +132,12 @@ def write_page_cmd(
     if json_out:
         print_json({"accepted": True, **out})
         return
-    console.print(f"accepted: {out['key']} {out['action']}d {out['kind']} page {out['page_id']}; "
+    if check:
+        console.print(f"check passed (nothing written): {out['key']} would {out['action']} {out['kind']} page "
+                      f"{out['page_id']}; size {out['size']} of {out['room']} characters", **_PLAIN)
+        return
+    console.print(f"accepted: {out['key']} {out['action']}d {out['kind']} page {out['page_id']} "
+                  f"(size {out['size']} of {out['room']} characters); "
                   f"{out['articles_left']} articles left in this build; run next.py for more", **_PLAIN)
 
 

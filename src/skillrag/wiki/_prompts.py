@@ -23,7 +23,7 @@ EXPECTED: dict[str, frozenset[str]] = {
     "retry.md": frozenset({"reasons", "article_id"}),
     "maintainer_skill.md": frozenset(
         {"variant", "scope", "candidate_pages", "index_lines", "link_types", "max_steps", "max_sources",
-         "lease_minutes", "max_candidate_chars"}
+         "lease_minutes", "max_candidate_chars", "max_page_chars", "per_source_chars"}
     ),
     "judge_link.md": frozenset(
         {"page_title", "page_id", "link_type", "article_id", "claims", "article_title", "article_body"}

@@ -65,7 +65,7 @@ from skillrag.wiki.llm import (
     candidate_text,
     parse_draft,
 )
-from skillrag.wiki.page import check_page_id, render_page, slugify
+from skillrag.wiki.page import Page, check_page_id, render_page, slugify
 from skillrag.workspace import Workspace
 
 __all__ = [
@@ -81,6 +81,7 @@ __all__ = [
     "last_finished",
     "maintainer_skill",
     "open_build",
+    "page_as_draft",
     "prepare_agent_build",
 ]
 
@@ -178,6 +179,19 @@ def last_finished(ws: Workspace) -> BuildStatus | None:
     data = json.loads(row["summary"])
     data.pop("complete", None)
     return BuildStatus(**data)
+
+
+
+def page_as_draft(page: Page) -> dict[str, Any]:
+    """``page`` as an update draft (the fields of ``PageDraft``): what an agent edits and sends back to
+    update it. Source summaries are included; a summary sent back replaces the page's, an empty one keeps it."""
+    return {
+        "action": "update", "page_id": page.id, "kind": page.kind, "title": page.title, "intent": page.intent,
+        "solves": list(page.solves), "does_not_solve": list(page.does_not_solve),
+        "steps": [{"text": st.text, "links": [{"type": ln.type, "article_id": ln.article_id} for ln in st.links]}
+                  for st in page.steps],
+        "sources": [{"id": src.id, "summary": src.summary} for src in page.sources],
+    }
 
 
 @dataclass
@@ -609,15 +623,20 @@ class AgentBuild:
         raise UserError(f"claim {claim!r} on {last['key']} is over: {what.get(last['event'], last['event'])}; "
                         "run next.py for new work")
 
-    def read_page(self, page_id: str, claim: str | None = None, *, full: bool = False) -> str:
+    def read_page(self, page_id: str, claim: str | None = None, *, full: bool = False,
+                  as_draft: bool = False) -> str:
         """The page as a candidate is shown in a prompt (bounded the same way), or with ``full`` the whole
-        page file. With ``claim``, the page becomes one the claim may update (as read now) and the
-        claim's lease is renewed."""
+        page file, or with ``as_draft`` the whole page as an update draft (JSON, the page schema: edit it
+        and send it back with :meth:`write_page`). With ``claim``, the page becomes one the claim may
+        update (as read now) and the claim's lease is renewed."""
         check_page_id(page_id)
         with self.ws.connect() as conn:
             epoch = self._epoch(conn)
         page = self.layer.read(page_id)
-        text = render_page(page) if full else candidate_text(page, self.limits.max_candidate_chars)
+        if as_draft:
+            text = json.dumps(page_as_draft(page), indent=2, ensure_ascii=False)
+        else:
+            text = render_page(page) if full else candidate_text(page, self.limits.max_candidate_chars)
         if claim is not None:
             with self.ws.write_transaction() as conn:
                 row = self._claim_row(conn, claim)
@@ -629,9 +648,17 @@ class AgentBuild:
 
     # -- write-page ------------------------------------------------------------------------------
 
-    def write_page(self, claim: str, text: str) -> dict[str, Any]:
+    def page_size(self, page_id: str) -> tuple[int, int]:
+        """``(size, room)`` in characters of a page of the build (``PageBuilder.page_size``)."""
+        check_page_id(page_id)
+        return self.builder().page_size(self.layer.read(page_id))
+
+    def write_page(self, claim: str, text: str, *, check: bool = False) -> dict[str, Any]:
         """Validate the draft in ``text`` (JSON, the page schema) for the claim's article or aspect page
-        and write it; returns ``{key, page_id, action, kind, left}``. Raises ``PageRejected`` with every
+        and write it; returns ``{key, page_id, action, kind, articles_left, size, room}`` (``size`` and
+        ``room``: the page's characters without its source list, and the most it may hold). With
+        ``check`` nothing is written or journalled: the same checks run and the same result (or
+        ``PageRejected``) comes back, with ``checked: True``. Raises ``PageRejected`` with every
         reason (the rejection is journalled and the claim kept, its lease renewed) and ``UserError``
         for a claim that is not (or no longer) held."""
         with self.ws.connect() as conn:
@@ -668,6 +695,12 @@ class AgentBuild:
                     if not reasons:
                         action = draft.action
                         page = b.page_for(draft, author=agent)
+            if check:
+                if reasons or page is None:
+                    raise PageRejected(reasons or ["the draft makes no page"])
+                size, room = b.page_size(page)
+                return {"key": key, "page_id": page.id, "action": action, "kind": page.kind,
+                        "articles_left": len(self._article_todo(b)), "size": size, "room": room, "checked": True}
             if reasons or page is None:
                 attempts = (self.journal.rows().get(key) or {"attempts": 0})["attempts"] + 1
                 self.journal.fail(key, chash, reasons, (0, 0), attempts)
@@ -687,7 +720,9 @@ class AgentBuild:
             with self.ws.connect() as conn, conn:
                 conn.execute("DELETE FROM wiki_agent_claims WHERE claim=?", (claim,))
             left = len(self._article_todo(b))
-        return {"key": key, "page_id": page.id, "action": action, "kind": page.kind, "articles_left": left}
+            size, room = b.page_size(page)
+        return {"key": key, "page_id": page.id, "action": action, "kind": page.kind, "articles_left": left,
+                "size": size, "room": room}
 
     def _conflicts(self, conn: Any, draft: Any, seen: dict[str, int], epoch: int, b: PageBuilder,
                    claim: str) -> list[str]:
@@ -878,7 +913,8 @@ def maintainer_skill(build: AgentBuild) -> tuple[dict[str, Any], str, dict[str, 
     manual = load_prompt("maintainer_skill.md").render(
         variant=build.variant, scope=scope, candidate_pages=lim.candidate_pages, index_lines=lim.index_lines,
         link_types=", ".join(LINK_TYPES), max_steps=lim.max_steps, max_sources=lim.max_sources,
-        lease_minutes=f"{build.lease_s / 60:g}", max_candidate_chars=lim.max_candidate_chars)
+        lease_minutes=f"{build.lease_s / 60:g}", max_candidate_chars=lim.max_candidate_chars,
+        max_page_chars=lim.max_page_chars, per_source_chars=lim.per_source_chars)
     front = {
         "name": MAINTAINER_NAME,
         "description": ("Writes and maintains the navigation layer of a skillrag workspace: wiki pages that say what "

@@ -169,9 +169,21 @@ class LLMBuildLimits:
     max_steps: int = 30
     max_sources: int = 25
     max_page_chars: int = 12000  # rendered page without its source list and their hashes, in characters
+    per_source_chars: int = 300  # page room added for each source past max_sources (large families' entity pages)
     max_retries: int = 2  # model retries per attempt after an invalid page
     passes: int = 2  # passes over failed articles before reporting them
     index_lines: int = 15  # index.md lines of the next closest pages shown after the candidates
+
+    def page_room(self, n_sources: int) -> int:
+        """Characters a page citing ``n_sources`` articles may hold without its source list: ``max_page_chars``,
+        plus ``per_source_chars`` for each source past ``max_sources`` (an entity page lists every article of
+        its family, so a 47-article family's page needs room the 25-source cap of other pages does not)."""
+        return self.max_page_chars + self.per_source_chars * max(0, n_sources - self.max_sources)
+
+    def step_room(self, n_sources: int) -> int:
+        """Steps a page citing ``n_sources`` articles may hold: ``max_steps``, plus one per two sources past
+        ``max_sources``."""
+        return self.max_steps + max(0, n_sources - self.max_sources) // 2
 
     @classmethod
     def from_settings(cls, wiki: Any) -> LLMBuildLimits:
@@ -181,6 +193,7 @@ class LLMBuildLimits:
     def params(self) -> dict[str, int]:
         """The limits recorded in the layer's manifest."""
         return {"candidate_pages": self.candidate_pages, "max_retries": self.max_retries, "passes": self.passes,
+                "max_page_chars": self.max_page_chars, "per_source_chars": self.per_source_chars,
                 "max_candidate_chars": self.max_candidate_chars, "max_article_chars": self.max_article_chars}
 
     def prompt_cap(self) -> int:
@@ -356,10 +369,11 @@ def validate_draft(
     old = candidates.get(draft.page_id or "") if draft.action == "update" else None
     kind = old.kind if old is not None else draft.kind
     n_sources = len(set(draft.source_ids()) | linked | set(old.source_ids() if old is not None else ()))
-    if len(draft.steps) > limits.max_steps:
+    max_steps = limits.step_room(n_sources) if kind == "entity" else limits.max_steps
+    if len(draft.steps) > max_steps:
         how = ("merge steps (an entity page lists every article of its family: a step may link several)"
                if kind == "entity" else "condense, or create a new page")
-        reasons.append(f"{len(draft.steps)} steps > {limits.max_steps}: {how}")
+        reasons.append(f"{len(draft.steps)} steps > {max_steps}: {how}")
     if kind != "entity" and n_sources > limits.max_sources:
         reasons.append(f"{n_sources} sources > {limits.max_sources}: create a new page instead")
     return reasons
@@ -604,14 +618,18 @@ class PageBuilder:
         )
         if reasons:
             return reasons
-        page = self.page_for(draft)
-        # the source list (and the hash of each source) is code's to keep: an entity page lists every
-        # article of its family, so only what the writer wrote is capped
-        size = len(render_page(page.model_copy(update={"sources": (), "built_from": {}})))
-        if size > self.limits.max_page_chars:
-            return [(f"page longer than {self.limits.max_page_chars} characters without its source list ({size}): "
+        size, room = self.page_size(self.page_for(draft))
+        if size > room:
+            return [(f"page longer than {room} characters without its source list ({size}): "
                      "condense its steps, intent and solves lines")]
         return []
+
+    def page_size(self, page: Page) -> tuple[int, int]:
+        """``(size, room)`` of ``page`` in characters: the rendered page without its source list (and the hash
+        of each source), which is code's to keep, against :meth:`LLMBuildLimits.page_room` for its sources."""
+        size = len(render_page(page.model_copy(update={"sources": (), "built_from": {}})))
+        n = len(page.sources)
+        return size, (self.limits.page_room(n) if page.kind == "entity" else self.limits.max_page_chars)
 
     def check_aspect_draft(self, draft: PageDraft, asp: Aspect) -> list[str]:
         """Every reason an aspect page draft cannot be written (:func:`validate_aspect_draft`)."""
