@@ -35,6 +35,7 @@ from skillrag.errors import (
     MalformedSourceError,
     UserError,
 )
+from skillrag.skill._spans import note_failure, note_result, tool_span
 from skillrag.skill.budget import BudgetLedger, BudgetLimits, BudgetState, Charge
 from skillrag.skill.cases import Case, CaseFile
 from skillrag.skill.contract import locate, validate_output, verify_audit
@@ -380,14 +381,17 @@ class SkillTools:
             c = case()
             return summarize_args(c) if isinstance(c, str) else None
 
-        try:
-            result = fn()
-        except Exception as exc:
-            self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, False,
-                                  _cut(str(exc), LOG_ERROR_CHARS), at, case_id()))
-            raise
-        self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, True, None, at, case_id()))
-        return result
+        with tool_span(self, tool, logged) as current:  # the one tool span of every surface
+            try:
+                result = fn()
+            except Exception as exc:
+                self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, False,
+                                      _cut(str(exc), LOG_ERROR_CHARS), at, case_id()))
+                note_failure(current, tool, exc, case_id())
+                raise
+            self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, True, None, at, case_id()))
+            note_result(current, self, tool, result, case_id())
+            return result
 
     def _record(self, call: ToolCall) -> None:
         self.calls.append(call)
