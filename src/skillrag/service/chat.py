@@ -40,7 +40,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -56,7 +56,7 @@ from skillrag.errors import (
     SkillragError,
     UserError,
 )
-from skillrag.models import model_errors
+from skillrag.models import counted_usage, model_errors
 from skillrag.service._prompts import load_prompt
 from skillrag.service._text import best_passages, key_terms, stems
 from skillrag.service.knowledge import Knowledge, ScopedKnowledge, verify_snippet
@@ -719,17 +719,14 @@ class ChatEngine:
             await self._say(turn, f"\n\n{UNSUPPORTED_NOTE} ({why}).")
 
 
-@contextlib.contextmanager
-def _counted(turn: _Turn) -> Iterator[Any]:
+def _counted(turn: _Turn) -> contextlib.AbstractContextManager[Any]:
     """A fresh pydantic-ai ``RunUsage`` for one agent run, added to ``turn.tokens`` however the run ends
-    (a budget or deadline stopping it too): the agent adds each request's tokens to it as it goes."""
-    from pydantic_ai.usage import RunUsage
+    (a budget or deadline stopping it too): ``models.counted_usage``, the one rule of every agent run."""
 
-    usage = RunUsage()
-    try:
-        yield usage
-    finally:
+    def add(usage: Any) -> None:
         turn.tokens += usage.total_tokens or 0
+
+    return counted_usage(add)
 
 
 def _model_name(model: Any) -> str:
