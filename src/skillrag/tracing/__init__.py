@@ -215,8 +215,10 @@ def setup_tracing() -> bool:
             exporter_args_map={ConsoleSpanExporter: {"out": sys.stderr}},
         )
     except RuntimeError as exc:  # the SDK's words for an unknown exporter or protocol
-        raise ConfigError(f"OTEL_TRACES_EXPORTER={os.environ.get('OTEL_TRACES_EXPORTER')!r}: {exc} (installed "
-                          "here: otlp over http/protobuf, console, none)") from None
+        hint = ("OTLP over gRPC needs `pip install opentelemetry-exporter-otlp-proto-grpc`; or set "
+                "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf" if "grpc" in str(exc) else
+                "installed here: otlp (http/protobuf), console, none")
+        raise ConfigError(f"OTEL_TRACES_EXPORTER={os.environ.get('OTEL_TRACES_EXPORTER')!r}: {exc} ({hint})") from None
     instrument_models()
     _configured.append(True)
     return True
