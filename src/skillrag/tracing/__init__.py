@@ -118,29 +118,36 @@ def span(name: str, attributes: Mapping[str, Any] | None = None, *, links: Seque
         yield current
 
 
-def traced(name: str, attributes: Callable[..., Mapping[str, Any]] | None = None) -> Callable[[F], F]:
-    """Decorator: each call of the function (sync or ``async``) runs in ``span(name)``; ``attributes``,
-    given the call's arguments, names its attributes (computed only when the span records)."""
+def traced(name: str, attributes: Callable[..., Mapping[str, Any]] | None = None,
+           after: Callable[..., Mapping[str, Any]] | None = None) -> Callable[[F], F]:
+    """Decorator: each call of the function (sync or ``async``) runs in ``span(name)``. ``attributes``,
+    given the call's arguments, names its attributes; ``after``, given the return value and then the
+    arguments, adds the outcome's. Both are called only when the span records."""
 
     def wrap(fn: F) -> F:
-        def attrs(current: Span, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        def before(current: Span, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
             if attributes is not None and current.is_recording():
                 set_attributes(current, attributes(*args, **kwargs))
+
+        def done(current: Span, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            if after is not None and current.is_recording():
+                set_attributes(current, after(value, *args, **kwargs))
+            return value
 
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
             async def run_async(*args: Any, **kwargs: Any) -> Any:
                 with span(name) as current:
-                    attrs(current, args, kwargs)
-                    return await fn(*args, **kwargs)
+                    before(current, args, kwargs)
+                    return done(current, await fn(*args, **kwargs), args, kwargs)
 
             return run_async  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Any:
             with span(name) as current:
-                attrs(current, args, kwargs)
-                return fn(*args, **kwargs)
+                before(current, args, kwargs)
+                return done(current, fn(*args, **kwargs), args, kwargs)
 
         return run  # type: ignore[return-value]
 
