@@ -59,13 +59,20 @@ def _budget(state: Any) -> dict[str, Any]:
             "skillrag.budget.saves_left": state.saves_left, "skillrag.session_id": state.session_id}
 
 
+def _session(tools: Any, case_id: str | None) -> dict[str, Any]:
+    """The case session the call went to (``skillrag.session_id``), when the tools hold it."""
+    state = tools.session
+    return {"skillrag.session_id": state.session_id} if state is not None and state.case_id == case_id else {}
+
+
 def note_result(current: Span, tools: Any, tool: str, result: Any, case_id: str | None) -> None:
     """The result's attributes on the tool span (only when it records)."""
     if not current.is_recording():
         return
     from skillrag.skill import views
 
-    attrs: dict[str, Any] = {"skillrag.case_id": case_id} | _budget(getattr(result, "budget", None))
+    attrs: dict[str, Any] = {"skillrag.case_id": case_id} | _session(tools, case_id)
+    attrs |= _budget(getattr(result, "budget", None))
     if tool == "retrieve" and hasattr(result, "page"):  # retrieve --page
         attrs["skillrag.tool.result_bytes"] = _json_bytes(views.page_json(result))
     elif tool == "retrieve":
@@ -87,12 +94,13 @@ def note_result(current: Span, tools: Any, tool: str, result: Any, case_id: str 
     set_attributes(current, attrs)
 
 
-def note_failure(current: Span, tool: str, exc: BaseException, case_id: str | None) -> None:
+def note_failure(current: Span, tools: Any, tool: str, exc: BaseException, case_id: str | None) -> None:
     """A failed call: its case and, for a rejected save, ``skillrag.save.accepted`` false and the reasons
     (the exception itself is recorded on the span as it leaves it)."""
     if not current.is_recording():
         return
     attrs: dict[str, Any] = {"skillrag.case_id": case_id, "skillrag.error.kind": type(exc).__name__}
+    attrs |= _session(tools, case_id)
     if tool == "save_output" and isinstance(exc, ContractViolation):
         attrs |= {"skillrag.save.accepted": False, "skillrag.save.reasons": list(exc.reasons),
                   "skillrag.save.n_reasons": len(exc.reasons)}

@@ -387,7 +387,7 @@ class SkillTools:
             except Exception as exc:
                 self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, False,
                                       _cut(str(exc), LOG_ERROR_CHARS), at, case_id()))
-                note_failure(current, tool, exc, case_id())
+                note_failure(current, self, tool, exc, case_id())
                 raise
             self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, True, None, at, case_id()))
             note_result(current, self, tool, result, case_id())
