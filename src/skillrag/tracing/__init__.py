@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from opentelemetry import trace
-from opentelemetry.trace import Link, Span, SpanContext, SpanKind
+from opentelemetry.trace import Span, SpanContext, SpanKind
 
 from skillrag import __version__
 from skillrag.errors import ConfigError
@@ -106,14 +106,12 @@ def set_attributes(target: Span, attributes: Mapping[str, Any]) -> None:
 
 
 @contextmanager
-def span(name: str, attributes: Mapping[str, Any] | None = None, *, links: Sequence[SpanContext] = (),
+def span(name: str, attributes: Mapping[str, Any] | None = None, *,
          kind: SpanKind = SpanKind.INTERNAL) -> Iterator[Span]:
     """A span named ``name``, current for the block. An exception leaving the block is recorded on it
-    and sets its status to error (then propagates). ``links``: span contexts this one follows from (the
-    answer a judge scores). Off: the API's shared non-recording span."""
+    and sets its status to error (then propagates). Off: the API's shared non-recording span."""
     with tracer().start_as_current_span(
-        name, attributes=clean_attributes(attributes) if attributes else None,
-        links=[Link(c) for c in links if c is not None and c.is_valid], kind=kind,
+        name, attributes=clean_attributes(attributes) if attributes else None, kind=kind,
     ) as current:
         yield current
 
