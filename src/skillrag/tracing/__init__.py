@@ -15,9 +15,9 @@ receives the spans with no code of ours in between:
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``   ``true`` puts prompts and completions on the
                                     model spans (off by default: case text stays out of the traces)
 
-Off (the default) costs nothing measurable: the API's no-op tracer hands out one shared non-recording
-span, attributes that take work to compute are only computed for a recording span, and the SDK is not
-even imported (``benchmarks/tracing_overhead.py``). Model calls are traced by pydantic-ai's own
+Off (the default) costs nothing measurable: ``span`` hands out the API's one shared invalid span after a
+single provider check, attributes that take work to compute are only computed for a recording span, and
+the SDK is not even imported (``benchmarks/tracing_overhead.py``). Model calls are traced by pydantic-ai's own
 instrumentation (OpenTelemetry GenAI spans), switched on here for every agent.
 
 Span names and their ``skillrag.*`` attributes are listed in the README ("Traces"). Tests record spans
@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanContext, SpanKind
+from opentelemetry.trace import INVALID_SPAN, Span, SpanContext, SpanKind
 
 from skillrag import __version__
 from skillrag.errors import ConfigError
@@ -109,7 +109,11 @@ def set_attributes(target: Span, attributes: Mapping[str, Any]) -> None:
 def span(name: str, attributes: Mapping[str, Any] | None = None, *,
          kind: SpanKind = SpanKind.INTERNAL) -> Iterator[Span]:
     """A span named ``name``, current for the block. An exception leaving the block is recorded on it
-    and sets its status to error (then propagates). Off: the API's shared non-recording span."""
+    and sets its status to error (then propagates). Off (no SDK provider): the API's shared invalid span,
+    handed out without touching the tracer or the context, so an unused span costs one provider check."""
+    if not tracing_on():
+        yield INVALID_SPAN
+        return
     with tracer().start_as_current_span(
         name, attributes=clean_attributes(attributes) if attributes else None, kind=kind,
     ) as current:
