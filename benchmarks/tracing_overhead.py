@@ -146,20 +146,20 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# Tracing overhead (benchmarks/tracing_overhead.py)",
         "",
-        f"{args.runs} extractive runs per arm over the demo help center's {len(ids)} cases, arms interleaved; "
-        f"Python {sys.version.split()[0]}.",
+        (f"{args.runs} extractive runs per arm over the demo help center's {len(ids)} cases, arms interleaved; "
+        f"Python {sys.version.split()[0]}."),
         "",
         "| arm | median ms per run | ratio to stripped |",
         "|---|---:|---:|",
         *(f"| {k} | {med[k]:.2f} | {med[k] / med['stripped']:.3f} |" for k in ("stripped", "off", "on")),
         "",
-        f"off / stripped: {med['off'] / med['stripped']:.3f} (95% bootstrap interval {lo:.3f} to {hi:.3f}); "
+        (f"off / stripped: {med['off'] / med['stripped']:.3f} (95% bootstrap interval {lo:.3f} to {hi:.3f}); "
         f"runs traced while off: {traced_off} (no tracer provider, so no span is recorded); spans while on: "
-        f"{spans_on / args.runs:.1f} per run.",
+        f"{spans_on / args.runs:.1f} per run."),
         "",
-        f"One span while off: {span_off:.2f} µs (a bare context manager: {span_bare:.2f} µs); at "
+        (f"One span while off: {span_off:.2f} µs (a bare context manager: {span_bare:.2f} µs); at "
         f"{spans_on / args.runs:.0f} spans a run that is {(span_off - span_bare) * spans_on / args.runs / 1000:.3f} ms, "
-        f"{(span_off - span_bare) * spans_on / args.runs / 10 / med['stripped']:.4f}% of a run.",
+        f"{(span_off - span_bare) * spans_on / args.runs / 10 / med['stripped']:.4f}% of a run."),
     ]
     text = "\n".join(lines) + "\n"
     print(text)
