@@ -5,7 +5,7 @@ read and write. The same ``SkillTools`` object backs the Python API, the ``skill
 commands (and so the exported scripts), the MCP server and the harnesses; ``skillrag.skill.views``
 turns its results into the JSON every surface shows. Each call is timed and recorded in ``.calls``
 (and appended as one JSON line to ``log_path`` when given, its arguments summarised to a bounded
-size), success or failure.
+size), success or failure, and traced as one ``skillrag.tool.<name>`` span (``skill._spans``).
 
 Budgets: every call is charged to its case's session in the workspace store (``skill.budget``):
 ``retrieve`` (a page read included) spends a query, ``get_article`` (whole, ``section`` or
