@@ -36,6 +36,7 @@ bench: install
 	else echo "benchmarks/engines.py skipped: it needs the milvus extra (make bench EXTRAS=dev,milvus)"; fi
 	$(PY) benchmarks/navigation.py --variants
 	$(PY) benchmarks/eval_tau2.py --variants
+	$(PY) benchmarks/tracing_overhead.py
 	$(PY) benchmarks/update_readme.py
 
 # The review pages' screenshots in docs/ (needs `chromium`, e.g. `apt-get install chromium`).

@@ -12,6 +12,11 @@ import pytest
 # Unit tests never reach a real model: an accidental request fails loudly. The llama tier
 # (tests/integration) lifts this per test for its real local server.
 pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
+# Tests run with tracing off whatever the developer's shell exports (a CLI test calling main() in process
+# would set up the SDK for the whole session); a test that wants spans records them itself
+# (skillrag.tracing.testing.record_spans) or sets OTEL_* for a subprocess.
+for _name in [n for n in os.environ if n.startswith("OTEL_")]:
+    del os.environ[_name]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("SKILLRAG_SHARED", REPO.parent / "shared"))

@@ -182,3 +182,26 @@ def test_cli_judge_model_runs_the_judges_and_records_bad_replies(kb, tmp_path, c
     assert rows["wire"]["judges"]["guidance_match"]["decision"] is False  # rejected output: not judged
     assert data["metrics"]["judge:guidance_match"]["failed_decisions"] == 1
     assert data["judge"] == "test"
+
+
+def test_cli_save_scores_writes_the_file_the_live_judge_writes(kb, tmp_path, capsys):
+    from skillrag.evaluation.online import output_sha256, read_scores
+
+    ws, cases = kb
+    runs = _runs(tmp_path)
+    votes = tmp_path / "votes.jsonl"
+    votes.write_text(json.dumps({"arm": "runs", "case_id": "lost", "judge": "correctness", "verdict": "accept",
+                                 "voter": "agent-judge"}) + "\n", encoding="utf-8")
+    assert main(["eval", "score", str(runs), "--cases", str(cases), "-w", str(ws.root), "--only-ran", "--json",
+                 "--verdicts", str(votes), "--save-scores"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["written"]["scores"].startswith("3 ")  # lost, wire, stolen: the folders of scored cases
+    lost = read_scores(runs / "lost")
+    assert lost["source"] == "eval score" and lost["golden_set"] == str(cases) and lost["status"] == "accepted"
+    assert lost["judges"]["correctness"]["decision"] is True
+    assert lost["judges"]["correctness"]["votes"][0]["voter"] == "agent-judge"
+    assert lost["output_sha256"] == output_sha256(runs / "lost")
+    assert read_scores(runs / "wire")["judges"]["correctness"]["decision"] is False  # rejected: not judged
+    # without judges there is nothing to save: one line
+    assert main(["eval", "score", str(runs), "--cases", str(cases), "-w", str(ws.root), "--save-scores"]) == 2
+    assert "--save-scores needs judges" in capsys.readouterr().err

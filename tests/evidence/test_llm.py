@@ -207,8 +207,11 @@ def test_subject_not_taken_from_the_question_is_sent_back_then_accepted(corpus):
 def test_model_that_never_gives_a_valid_subject_raises_model_error(corpus):
     bad = call("final_result", type="credit_card", name="Platinum Card")
     model = ScriptedModel([bad, bad, bad])
+    reasoner = LLMReasoner(model, retries=2)
     with pytest.raises(ModelError, match="no valid SubjectClass after 3 tries"):
-        answer_question(Q_LATE, articles=corpus, reasoner=LLMReasoner(model, retries=2))
+        answer_question(Q_LATE, articles=corpus, reasoner=reasoner)
+    # the three refused replies were paid for: the reasoner's count says so (models.counted_usage)
+    assert len(model.requests) == 3 and reasoner.tokens > 0
 
 
 def test_prompts_load_and_a_placeholder_mismatch_is_an_error(monkeypatch):

@@ -19,6 +19,7 @@ def test_public_api_is_pinned():
             "PROVIDERS",
             "ModelSpec",
             "as_model_error",
+            "counted_usage",
             "model_errors",
             "model_id",
             "parse_model_spec",

@@ -502,3 +502,29 @@ def test_article_and_guidance_markup_never_becomes_page_markup(ws):
     assert [a["src"] for _, a in tags if "src" in a] == ["/review/-/static/review.js"]
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # shown as the text it is
     assert "<code>verify_identity</code>" in page  # guidance Markdown is rendered
+
+
+def test_the_run_page_shows_its_trace_and_its_judges(ws):
+    from skillrag.evaluation.judges import JudgeResult, JudgeVote
+    from skillrag.evaluation.online import output_sha256, write_scores
+
+    folder = ws.runs_dir / "hp-001"
+    record = json.loads((folder / "record.json").read_text())
+    (folder / "record.json").write_text(json.dumps({**record, "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736"}))
+    verdict = JudgeResult(judge="correctness", decision=True, votes=[JudgeVote(verdict="accept")], split=False)
+    write_scores(folder, {"correctness": verdict}, source="service", judge_model="openai:judge",
+                 output_sha256=output_sha256(folder))
+    with site(ws) as c:
+        sign_in(c)
+        page = c.get("/review/hp-001").text
+    assert '<dd id="trace"><code title="OpenTelemetry trace id">4bf92f3577b34da6a3ce929d0e0e4736</code>' in page
+    assert "correctness: accept" in page and "service, openai:judge" in page and "earlier output" not in page
+    # with a viewer configured the id links to it; scores of a replaced output say so
+    cfg = ws.config_path.read_text(encoding="utf-8")
+    ws.config_path.write_text(cfg.replace("trace_url: null", "trace_url: http://127.0.0.1:16686/trace/{trace_id}"))
+    write_scores(folder, {"correctness": verdict}, source="service", judge_model="openai:judge", output_sha256="0" * 64)
+    with site(Workspace.open(ws.root)) as c:
+        sign_in(c)
+        page = c.get("/review/hp-001").text
+    assert '<a href="http://127.0.0.1:16686/trace/4bf92f3577b34da6a3ce929d0e0e4736" rel="noreferrer">' in page
+    assert "for an earlier output, not the one shown" in page

@@ -134,13 +134,17 @@ def score_cmd(
     ] = None,
     report: Annotated[Path | None, typer.Option(
         "--report", help="Write results/ARM.jsonl, score.json and the report (Markdown, HTML, PNG) here.")] = None,
+    save_scores: Annotated[bool, typer.Option(
+        "--save-scores", help="Write each judged case's decisions to RUNS_DIR/<case_id>/scores.json (the file "
+        "the service's live judge writes and the review page shows), replacing what is there.")] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Score outputs any harness saved (built-in, exported scripts, MCP, HTTP) with the eval run metrics.
 
     Each output is checked again against the evidence contract; a rejected one counts as failed and a
     case with no output as failed (listed). Judges: a model (--judge-model), packets for external judges
-    (--judge-packets), or their verdicts read back (--verdicts).
+    (--judge-packets), or their verdicts read back (--verdicts). With a golden set as --cases this is
+    also the offline recomputation of the service's live scores (--save-scores).
     """
     import json
 
@@ -217,6 +221,22 @@ def score_cmd(
     rep = outcome.report(name=report.name if report is not None else "score", reference_arm=ref)
     summary = score_summary(outcome, rep)
     written: dict[str, str] = {}
+    if save_scores:
+        from skillrag.evaluation.online import output_sha256, write_scores
+
+        if outcome.judge_label is None:
+            raise UserError("--save-scores needs judges: --judge-model or --verdicts")
+        n_saved = 0
+        for a in arms:
+            for cid, r in outcome.results[a.name].items():
+                folder = a.runs_dir / cid
+                if r.judges and folder.is_dir():
+                    trace = (r.record or {}).get("trace_id") if isinstance(r.record, dict) else None
+                    write_scores(folder, r.judges, source="eval score", judge_model=outcome.judge_label,
+                                 output_sha256=output_sha256(folder), trace_id=trace,
+                                 extra={"golden_set": str(cases), "status": r.status})
+                    n_saved += 1
+        written["scores"] = f"{n_saved} scores.json file(s)"
     if judge_packets is not None:
         from skillrag.corpus import ArticleStore
 

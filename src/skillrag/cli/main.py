@@ -70,8 +70,13 @@ def main(argv: list[str] | None = None) -> int:
 
     A usage or parameter error (unknown option, missing argument, value out of range) is one
     ``error:`` line and exit 2; a ``SkillragError`` one ``error:`` line and exit 1 (a rejected
-    output, its reasons listed once each) or 2; Ctrl-C exits 130. ``--help`` is typer's rich help."""
+    output, its reasons listed once each) or 2; Ctrl-C exits 130. ``--help`` is typer's rich help.
+    ``OTEL_TRACES_EXPORTER`` (``otlp``, ``console``) turns traces on for the command (``skillrag.tracing``)."""
     try:
+        # traces: the OpenTelemetry SDK from the standard OTEL_* variables; off (a no-op) when they ask for none
+        from skillrag.tracing import setup_tracing
+
+        setup_tracing()
         # standalone_mode=False: click raises its usage errors to us instead of printing typer's
         # boxed rich panel, and returns the code of any `typer.Exit` (a Ctrl-C inside typer is Exit(130)).
         result = app(args=argv, prog_name="skillrag", standalone_mode=False)

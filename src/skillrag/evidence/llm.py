@@ -51,7 +51,7 @@ class LLMReasoner:
 
     ``manual`` (the skill's SKILL.md body) goes into the system prompt. At most
     ``max_pool_articles`` articles of up to ``max_article_chars`` characters each are shown per
-    step. ``tokens`` sums the tokens the model reported. Provider failures and a model that
+    step. ``tokens`` sums the tokens the model reported, those of failed steps included. Provider failures and a model that
     never returns a valid structure raise ``ModelError``.
     """
 
@@ -79,21 +79,24 @@ class LLMReasoner:
         from pydantic_ai import Agent
         from pydantic_ai.exceptions import UnexpectedModelBehavior
 
-        from skillrag.models import model_errors
+        from skillrag.models import counted_usage, model_errors
 
         agent = Agent(self.model, output_type=output_type, system_prompt=self.system, retries=self.retries)
         if validator is not None:
             agent.output_validator(validator)
         try:
-            with model_errors(self.model_id):
-                result = agent.run_sync(prompt)
+            # the tokens of a step that fails (no valid structure, a provider error) are spent too
+            with model_errors(self.model_id), counted_usage(self._add_tokens) as usage:
+                result = agent.run_sync(prompt, usage=usage)
         except UnexpectedModelBehavior as exc:
             raise ModelError(
                 f"{self.model_id}: no valid {output_type.__name__} after "
                 f"{self.retries + 1} tries ({str(exc).splitlines()[0][:200]})"
             ) from None
-        self.tokens += int(getattr(result.usage, "total_tokens", 0) or 0)
         return result.output
+
+    def _add_tokens(self, usage: Any) -> None:
+        self.tokens += int(usage.total_tokens or 0)
 
     def identify_subject(self, question: str) -> SubjectClass:
         from pydantic_ai import ModelRetry

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from skillrag.skill.config import SkillBudgets
 from skillrag.workspace.config import HarnessSettings
@@ -106,6 +106,8 @@ class RunRecord(BaseModel):
     output_tokens: int = 0
     output_path: str | None = None
     skillrag_version: str = ""
+    trace_id: str | None = Field(
+        None, description="The run's OpenTelemetry trace id (32 hex digits) when tracing was on (`OTEL_*`).")
     steps: list[Step] = Field(default_factory=list)
 
     @property
@@ -113,6 +115,7 @@ class RunRecord(BaseModel):
         """Wall time not spent waiting on the model, in milliseconds."""
         return max(0.0, self.wall_ms - self.model_ms)
 
+    @computed_field(description="input_tokens + output_tokens (written to record.json).")  # type: ignore[prop-decorator]
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens

@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from opentelemetry.trace import Status, StatusCode
+
 from skillrag import __version__
 from skillrag.corpus.model import check_id
 from skillrag.errors import (
@@ -22,6 +24,7 @@ from skillrag.harness._records import Budgets, RunRecord, RunResult
 from skillrag.harness._session import Session
 from skillrag.skill import Case, CaseFile, SavedOutput, Skill, SkillRegistry, SkillTools
 from skillrag.skill.tools import run_record_path
+from skillrag.tracing import current_trace_id, set_attributes, span
 from skillrag.workspace import Workspace, atomic_write_text
 
 __all__ = ["HARNESSES", "Harness", "case_path", "make_harness", "output_paths", "run_case"]
@@ -156,36 +159,42 @@ def run_case(
         started_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
         skillrag_version=__version__,
     )
-    session = Session(tools, case, plan, record)
-    t0 = time.perf_counter()
-    saved: SavedOutput | None = None
-    raise_after: BaseException | None = None
-    try:
-        saved = runner.run(session, case, skill_obj, out)
-        record.status, record.error = "accepted", None
-    except BudgetExceeded as exc:
-        record.status, record.error = "budget_exceeded", str(exc)
-    except ContractViolation as exc:
-        record.status, record.error = "failed", str(exc)
-        record.reasons = list(exc.reasons)
-    except EmptyInputError as exc:
-        record.status, record.error = "failed", str(exc)
-    except SkillragError as exc:
-        record.status, record.error = "failed", str(exc)
-        raise_after = exc
-    except Exception as exc:  # noqa: BLE001 - agent-loop outcomes from pydantic-ai, provider failures; re-raised unless known
-        status, message, error = _classify(exc, record.model or "model")
-        record.status, record.error = status, message
-        raise_after = error
-    finally:
-        record.wall_ms = (time.perf_counter() - t0) * 1000
-        atomic_write_text(
-            record_path, json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
-        )
-        # the case exactly as the agent saw it (agent-facing fields only), for the review page and export
-        atomic_write_text(
-            case_path(record_path), json.dumps(case.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
-        )
+    attrs = {"skillrag.case_id": case.case_id, "skillrag.harness": record.harness, "skillrag.skill": record.skill,
+             "skillrag.model": record.model, "skillrag.retrieve.backend": record.search_backend,
+             "skillrag.retrieve.mode": record.search_mode}
+    with span("skillrag.run", attrs) as current:  # every tool and model call of the run is a child
+        record.trace_id = current_trace_id()
+        session = Session(tools, case, plan, record)
+        t0 = time.perf_counter()
+        saved: SavedOutput | None = None
+        raise_after: BaseException | None = None
+        try:
+            saved = runner.run(session, case, skill_obj, out)
+            record.status, record.error = "accepted", None
+        except BudgetExceeded as exc:
+            record.status, record.error = "budget_exceeded", str(exc)
+        except ContractViolation as exc:
+            record.status, record.error = "failed", str(exc)
+            record.reasons = list(exc.reasons)
+        except EmptyInputError as exc:
+            record.status, record.error = "failed", str(exc)
+        except SkillragError as exc:
+            record.status, record.error = "failed", str(exc)
+            raise_after = exc
+        except Exception as exc:  # noqa: BLE001 - agent-loop outcomes from pydantic-ai, provider failures; re-raised unless known
+            status, message, error = _classify(exc, record.model or "model")
+            record.status, record.error = status, message
+            raise_after = error
+        finally:
+            record.wall_ms = (time.perf_counter() - t0) * 1000
+            atomic_write_text(
+                record_path, json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+            )
+            # the case exactly as the agent saw it (agent-facing fields only), for the review page and export
+            atomic_write_text(
+                case_path(record_path), json.dumps(case.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+            )
+        _note_run(current, record)
     if raise_after is not None:
         raise raise_after
     return RunResult(
@@ -195,6 +204,20 @@ def run_case(
         output_path=saved.path if saved is not None else None,
         record_path=record_path,
     )
+
+
+def _note_run(current: Any, record: RunRecord) -> None:
+    """The run's outcome on its span: status, budgets spent, tokens; a run that did not end accepted
+    sets the span's status to error with the record's one-line reason."""
+    set_attributes(current, {
+        "skillrag.run.status": record.status, "skillrag.run.error": record.error,
+        "skillrag.run.queries": len(record.queries), "skillrag.run.fetches": len(record.fetches),
+        "skillrag.run.saves": record.saves, "skillrag.run.retries": record.retries,
+        "skillrag.run.model_calls": record.model_calls, "gen_ai.usage.input_tokens": record.input_tokens,
+        "gen_ai.usage.output_tokens": record.output_tokens, "skillrag.run.wall_ms": round(record.wall_ms, 3),
+    })
+    if record.status != "accepted" and current.is_recording():
+        current.set_status(Status(StatusCode.ERROR, (record.error or record.status)[:300]))
 
 
 def _classify(exc: BaseException, model: str) -> tuple[str, str, BaseException | None]:

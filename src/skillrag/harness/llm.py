@@ -13,7 +13,8 @@ case's ``budget``. A tool error (unknown article id, empty query) is returned to
 account (one refused call is reported to the model with the same line as on every surface, a second
 ends the run), model tokens and turns by pydantic-ai ``UsageLimits``, wall time by the run
 ``timeout`` and the session.
-Every model request is timed and its token usage recorded as a ``Step``.
+Every model request is timed and its token usage recorded as a ``Step``; the record's totals are the
+run's ``RunUsage`` (``models.counted_usage``), true on every exit path, a budget stopping the run included.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from skillrag.errors import BudgetExceeded, ContractViolation, SkillragError
 from skillrag.harness._prompts import hard_case_method, render_prompt
 from skillrag.harness._records import Step
 from skillrag.harness._session import Session
-from skillrag.models import model_id, resolve_model
+from skillrag.models import counted_usage, model_id, resolve_model
 from skillrag.skill import Case, SavedOutput, Skill, render_manual
 from skillrag.skill.views import article_json, case_json, page_json, retrieve_json, save_json
 
@@ -87,7 +88,8 @@ class _RunStop(Exception):
 
 
 class _RecordingModel(WrapperModel):
-    """Times every model request and records its token usage in the session's run record."""
+    """Times every model request and records it, with its token usage, as a step of the run record (the
+    record's token totals come from the run's ``RunUsage``: ``models.counted_usage``)."""
 
     def __init__(self, wrapped: Model, session: Session, name: str) -> None:
         super().__init__(wrapped)
@@ -120,8 +122,6 @@ class _RecordingModel(WrapperModel):
         detail = "calls: " + ", ".join(named) if named else "text"
         rec.model_ms += ms
         rec.model_calls += 1
-        rec.input_tokens += int(usage.input_tokens or 0)
-        rec.output_tokens += int(usage.output_tokens or 0)
         rec.steps.append(
             Step(
                 kind="model",
@@ -303,9 +303,15 @@ class LLMHarness:
             request_limit=budgets.max_queries + budgets.max_fetches + budgets.max_save_retries + MAX_CHECKS + 8,
         )
         remaining = max(0.001, budgets.max_seconds - session.elapsed_s())
-        agent.run_sync(
-            render_prompt("llm_task", case_id=case.case_id), usage_limits=limits, timeout=remaining
-        )
+
+        def spent(usage: Any) -> None:  # the run's tokens, however it ends (a budget stopping it too)
+            session.record.input_tokens += int(usage.input_tokens or 0)
+            session.record.output_tokens += int(usage.output_tokens or 0)
+
+        with counted_usage(spent) as usage:
+            agent.run_sync(
+                render_prompt("llm_task", case_id=case.case_id), usage=usage, usage_limits=limits, timeout=remaining
+            )
         if session.last_saved is None:  # pragma: no cover - the output tool only returns after a save
             raise ContractViolation(["the model ended without an accepted save_output"])
         return session.last_saved

@@ -1,8 +1,9 @@
 """The model layer: parse a model id once, build a pydantic-ai chat model, translate provider errors.
 
 ``resolve_model("openai:gpt-4.1")``, ``resolve_model("openai-compat:qwen@http://127.0.0.1:8080/v1")``,
-``resolve_model("test")``; a ``pydantic_ai.models.Model`` instance passes through. Scripted models for
-tests live in ``skillrag.models.testing``.
+``resolve_model("test")``; a ``pydantic_ai.models.Model`` instance passes through. ``counted_usage``: the
+tokens of an agent run, counted on every exit path. Scripted models for tests live in
+``skillrag.models.testing``.
 """
 
 from skillrag.models._errors import as_model_error, model_errors
@@ -14,11 +15,13 @@ from skillrag.models._resolve import (
     resolve_model,
     to_pydantic_settings,
 )
+from skillrag.models._usage import counted_usage
 
 __all__ = [
     "PROVIDERS",
     "ModelSpec",
     "as_model_error",
+    "counted_usage",
     "model_errors",
     "model_id",
     "parse_model_spec",

@@ -32,6 +32,7 @@ replaced), and documents each ``/chat`` event with its own payload schema.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import secrets
@@ -40,6 +41,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import asdict, is_dataclass
+from pathlib import Path as PathLib
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Path, Request
@@ -51,6 +53,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
 from sse_starlette import EventSourceResponse
+from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from skillrag.corpus import check_id
@@ -66,9 +69,11 @@ from skillrag.errors import (
 )
 from skillrag.service.chat import EVENT_MODELS, ChatEngine, ChatRequest
 from skillrag.service.knowledge import Knowledge
+from skillrag.service.scoring import SavedRun, Scorer, ServedAnswer
 from skillrag.service.skills import SkillCatalog
 from skillrag.service.threads import ThreadStore
 from skillrag.service.web import WebFetcher, WebSearchProvider
+from skillrag.tracing import span
 from skillrag.workspace.config import ServiceSettings
 from skillrag.workspace.ids import ID_RULES
 
@@ -213,6 +218,7 @@ def create_app(
     run_workers: int = 2,
     case_validator: Callable[[dict[str, Any]], None] | None = None,
     review: Any | None = None,
+    scorer: Scorer | None = None,
 ) -> FastAPI:
     """The app over explicit parts (tests pass doubles from ``skillrag.service.testing``).
 
@@ -220,7 +226,8 @@ def create_app(
     needs ``Authorization: Bearer <token>``; when None, the routes are open and the schema declares no security.
     ``run_runner``: runs ``POST /runs`` jobs (None = the route answers 503); ``case_validator`` checks a
     case before the job starts (raise ``UserError`` -> HTTP 400); ``review``: a ``Workspace`` whose runs the
-    ``/review`` pages serve (None = no review pages).
+    ``/review`` pages serve (None = no review pages); ``scorer``: judges each served answer and accepted run
+    after its response has gone out (``skillrag.service.scoring``; None = no live scoring).
     """
     settings = settings or ServiceSettings()
     engine = ChatEngine(
@@ -240,6 +247,8 @@ def create_app(
         yield
         while pools:  # a later lifespan (a restarted server, a new test client) gets a fresh pool
             pools.pop().shutdown(wait=False, cancel_futures=True)
+        if scorer is not None:
+            scorer.close()
         for closer in (fetcher, web_provider):
             aclose = getattr(closer, "aclose", None)
             if aclose is not None:
@@ -334,12 +343,21 @@ def create_app(
     async def chat(body: ChatRequest) -> EventSourceResponse:
         # unknown skill / slug -> 400, missing index -> 503, before any byte is streamed
         prepared = await asyncio.to_thread(engine.prepare, body)
+        served: dict[str, Any] = {}
 
         async def events():  # type: ignore[no-untyped-def]
+            texts: list[str] = []
             async for ev in engine.stream(prepared):
+                if ev.name == "text":
+                    texts.append(ev.data["delta"])
+                elif ev.name == "done":
+                    served.update(ev.data, answer="".join(texts))
                 yield {"event": ev.name, "data": json.dumps(ev.data, ensure_ascii=False, default=str)}
 
-        return EventSourceResponse(events())
+        # Starlette runs the background task once the last event was sent: the judge starts after the answer
+        # is out, and the task only queues it (``_score_answer`` never raises)
+        after = BackgroundTask(_score_answer, scorer, prepared, served) if scorer is not None else None
+        return EventSourceResponse(events(), background=after)
 
     @app.post("/runs", status_code=202, response_model=RunState, dependencies=guard,
               responses={**errors, 503: {"model": ErrorBody, "description": "Runs are not available here."}})
@@ -357,15 +375,21 @@ def create_app(
 
         def job() -> None:
             try:
-                result = jsonable(run_runner(case, body.harness, body.skill))
+                with span("skillrag.service.run", {"skillrag.run_id": run_id, "skillrag.case_id": case_id,
+                                                   "skillrag.harness": body.harness, "skillrag.skill": body.skill}):
+                    result = jsonable(run_runner(case, body.harness, body.skill))
                 threads.run_finish(run_id, str(result.get("status", "accepted")), result=result)
             except SkillragError as exc:
                 threads.run_finish(run_id, "error", error=f"{type(exc).__name__}: {exc}")
+                return
             except Exception as exc:  # reported on GET /runs/{id}, never lost
                 log.exception("run %s failed", run_id)
                 threads.run_finish(run_id, "error", error=f"{type(exc).__name__}: {exc}")
+                return
+            _score_run(scorer, case, result)  # after the run's result is stored; never raises
 
-        asyncio.get_running_loop().run_in_executor(pool(), job)
+        # the job's spans belong to the trace of the request that queued it
+        asyncio.get_running_loop().run_in_executor(pool(), contextvars.copy_context().run, job)
         return RunState(id=run_id, status="running", case_id=case_id)
 
     @app.get("/runs/{run_id}", response_model=RunState, dependencies=guard,
@@ -398,6 +422,32 @@ def create_app(
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+def _score_answer(scorer: Scorer | None, prepared: Any, served: dict[str, Any]) -> None:
+    """Queue a served chat answer for the judge: a stored turn that ended ``ok`` or ``unsupported`` (an
+    answer the client got whole). Never raises: the response has already gone out."""
+    try:
+        if scorer is None or served.get("status") not in ("ok", "unsupported") or served.get("turn") is None:
+            return
+        scorer.submit_answer(ServedAnswer(
+            thread_key=served["thread_key"], turn=int(served["turn"]), question=prepared.question,
+            answer=served.get("answer", ""), citations=list(served.get("citations") or []),
+            trace_id=served.get("trace_id")))
+    except Exception:  # the response has already gone out
+        log.exception("could not hand the answer to the judge")
+
+
+def _score_run(scorer: Scorer | None, case: dict[str, Any], result: dict[str, Any]) -> None:
+    """Queue an accepted run (its ``output.json`` folder, from the record) for the judge. Never raises."""
+    try:
+        record = result.get("record") or {}
+        if scorer is None or result.get("status") != "accepted" or not record.get("output_path"):
+            return
+        scorer.submit_run(SavedRun(folder=PathLib(record["output_path"]).parent, case=case,
+                                   trace_id=record.get("trace_id")))
+    except Exception:  # the response has already gone out
+        log.exception("could not hand the run to the judge")
 
 
 def _document_errors_and_events(doc: dict[str, Any]) -> dict[str, Any]:
@@ -542,7 +592,9 @@ def workspace_app(workspace: Any, *, token: str | None = None, web_client: Any |
     threads in ``.skillrag/service.sqlite``, model from ``models.default`` (none = extractive), web
     search from ``service.web_search_url`` (none = web off), runs through ``skillrag.harness.run_case``.
 
-    Raises ``IndexStateError`` at the first chat if the search index is missing or stale.
+    Raises ``IndexStateError`` at the first chat if the search index is missing or stale. With
+    ``service.judge_model`` a judge scores each served answer and accepted run after its response
+    (``skillrag.service.scoring``); an unknown judge or a model that cannot be built stops it here.
     """
     from skillrag.service.knowledge import WorkspaceKnowledge
     from skillrag.service.skills import RegistryCatalog
@@ -581,10 +633,19 @@ def workspace_app(workspace: Any, *, token: str | None = None, web_client: Any |
         res = run_case(workspace, c, harness=harness, model=model, skill=skill or cfg.harness.skill)
         return {"status": res.status, "output": res.output, "record": jsonable(res.record)}
 
+    threads = ThreadStore(workspace.state_dir / "service.sqlite")
+    scorer = None
+    if s.judge_model:
+        from skillrag.models import resolve_model
+        from skillrag.service.scoring import JudgeScorer
+
+        # a missing key or an unknown judge stops `serve` here, with one line, not at the first answer
+        scorer = JudgeScorer(resolve_model(s.judge_model, settings=cfg.models), threads=threads, judges=s.judges,
+                             calls=s.judge_calls, temperature=s.judge_temperature, model_name=s.judge_model)
     return create_app(
         catalog=RegistryCatalog(workspace),
         knowledge=WorkspaceKnowledge(workspace),
-        threads=ThreadStore(workspace.state_dir / "service.sqlite"),
+        threads=threads,
         settings=s,
         run_runner=runner,
         case_validator=validate,
@@ -596,4 +657,5 @@ def workspace_app(workspace: Any, *, token: str | None = None, web_client: Any |
         search_mode=cfg.search.mode,
         token=token,
         review=workspace,
+        scorer=scorer,
     )

@@ -10,7 +10,7 @@ event's model in ``EVENT_MODELS``, which is also what the OpenAPI schema documen
 ``text``       ``TextEvent``  ``{delta}`` – answer text, in order
 ``error``      ``ErrorEvent``  ``{kind, message}`` – the turn stopped (a budget or deadline ran out, a backend failed)
 ``done``       ``DoneEvent``  ``{status, skill, thread_id, thread_key, turn, mode, citations, rejected, unsupported,
-               usage}``
+               usage, trace_id}``
 
 Every article the turn touches comes through ``Knowledge.scoped(view.scope())``: searches, reads and
 quote checks see only the skill's ``allowed_sources`` and its own reference notes. A quote is accepted
@@ -40,11 +40,12 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
+from opentelemetry.trace import Status, StatusCode
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai.exceptions import UsageLimitExceeded
 
@@ -56,13 +57,14 @@ from skillrag.errors import (
     SkillragError,
     UserError,
 )
-from skillrag.models import model_errors
+from skillrag.models import counted_usage, model_errors
 from skillrag.service._prompts import load_prompt
 from skillrag.service._text import best_passages, key_terms, stems
 from skillrag.service.knowledge import Knowledge, ScopedKnowledge, verify_snippet
 from skillrag.service.skills import SkillCatalog, SkillView, SourcePolicy, select_skill
 from skillrag.service.threads import THREAD_ID_PATTERN, ThreadStore, Turn, thread_key
 from skillrag.service.web import WebFetcher, WebSearchProvider, plain_query, web_lookup
+from skillrag.tracing import current_trace_id, set_attributes, span
 from skillrag.workspace.config import ServiceSettings
 
 __all__ = [
@@ -240,6 +242,8 @@ class DoneEvent(BaseModel):
         description="True when a model answer was given that no verified citation backs: do not rely on it."
     )
     usage: Usage
+    trace_id: str | None = Field(
+        None, description="The turn's OpenTelemetry trace id (32 hex digits) when the service traces (`OTEL_*`).")
 
 
 #: Event name -> the model of its ``data``.
@@ -306,6 +310,7 @@ class _Turn:
     web_docs: dict[str, Any] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)
     unsupported: bool = False  # a model answer with no verified citation
+    trace_id: str | None = None  # the turn's trace (tracing on)
 
     async def emit(self, name: str, data: dict[str, Any]) -> None:
         """Queue event ``name``; ``data`` is validated by its model, so the stream always matches the schema."""
@@ -411,6 +416,37 @@ class ChatEngine:
 
     async def _run(self, turn: _Turn) -> None:
         p = turn.prepared
+        attrs = {"skillrag.skill": p.skill.name if p.skill else None, "skillrag.thread_key": p.key,
+                 "skillrag.chat.mode": "model" if p.model is not None else "extractive",
+                 "skillrag.chat.web_search": p.request.web_search}
+        with span("skillrag.chat.turn", attrs) as current:  # retrieval, reads, the web step, model calls
+            turn.trace_id = current_trace_id()
+            status, seq = await self._answer(turn)
+            set_attributes(current, {
+                "skillrag.chat.status": status, "skillrag.chat.turn": seq, "skillrag.chat.rounds": turn.rounds,
+                "skillrag.chat.tool_calls": turn.tool_calls, "gen_ai.usage.total_tokens": turn.tokens,
+                "skillrag.chat.citations": len(turn.evidence), "skillrag.chat.rejected": len(turn.rejected),
+                "skillrag.chat.unsupported": turn.unsupported})
+            if status in ("budget_exceeded", "error") and current.is_recording():
+                current.set_status(Status(StatusCode.ERROR, status))
+            await turn.emit("done", {
+                "status": status,
+                "skill": p.skill.name if p.skill else None,
+                "thread_id": p.request.thread_id,
+                "thread_key": p.key,
+                "turn": seq,
+                "mode": "model" if p.model is not None else "extractive",
+                "citations": [c.model_dump() for c in turn.evidence],
+                "rejected": turn.rejected,
+                "unsupported": turn.unsupported,
+                "usage": {"retrieval_rounds": turn.rounds, "tool_calls": turn.tool_calls, "tokens": turn.tokens},
+                "trace_id": turn.trace_id,
+            })
+        await turn.queue.put(None)
+
+    async def _answer(self, turn: _Turn) -> tuple[str, int | None]:
+        """The turn up to its ``done`` event: ``(status, stored turn number or None)``; every failure is
+        reported as an ``error`` event here, never raised."""
         status = "ok"
         limit = self.settings.turn_deadline_s
         try:
@@ -434,19 +470,7 @@ class ChatEngine:
             log.exception("chat turn failed")
             status, seq = "error", None
             await turn.emit("error", {"kind": "InternalError", "message": f"{type(exc).__name__}: {exc}"})
-        await turn.emit("done", {
-            "status": status,
-            "skill": p.skill.name if p.skill else None,
-            "thread_id": p.request.thread_id,
-            "thread_key": p.key,
-            "turn": seq,
-            "mode": "model" if p.model is not None else "extractive",
-            "citations": [c.model_dump() for c in turn.evidence],
-            "rejected": turn.rejected,
-            "unsupported": turn.unsupported,
-            "usage": {"retrieval_rounds": turn.rounds, "tool_calls": turn.tool_calls, "tokens": turn.tokens},
-        })
-        await turn.queue.put(None)
+        return status, seq
 
     async def _turn(self, turn: _Turn) -> None:
         """The turn's work up to the answer (under the turn deadline); storing it comes after."""
@@ -509,7 +533,12 @@ class ChatEngine:
     async def _retrieve(self, turn: _Turn, query: str) -> list[Any]:
         self._charge(turn, retrieval=True)
         v = turn.view
-        hits = await anyio.to_thread.run_sync(lambda: turn.kb.search(query, k=v.k, backend=v.backend, mode=v.mode))
+        with span("skillrag.chat.retrieve", {"skillrag.chat.round": turn.rounds, "skillrag.retrieve.k": v.k,
+                                             "skillrag.retrieve.backend": v.backend, "skillrag.retrieve.mode": v.mode,
+                                             "skillrag.retrieve.query_chars": len(query)}) as current:
+            hits = await anyio.to_thread.run_sync(
+                lambda: turn.kb.search(query, k=v.k, backend=v.backend, mode=v.mode))
+            set_attributes(current, {"skillrag.retrieve.hits": len(hits)})
         await turn.emit("retrieval", {
             "round": turn.rounds,
             "query": query,
@@ -523,7 +552,8 @@ class ChatEngine:
         self._charge(turn)
         t0 = time.perf_counter()
         try:
-            art = await anyio.to_thread.run_sync(turn.kb.article, article_id)
+            with span("skillrag.chat.read_article", {"skillrag.article_id": article_id}):
+                art = await anyio.to_thread.run_sync(turn.kb.article, article_id)
         except UserError as exc:
             await turn.emit("tool_call", {"tool": "read_article", "args": {"article_id": article_id}, "ok": False,
                                           "ms": _ms(t0), "error": str(exc)})
@@ -593,12 +623,19 @@ class ChatEngine:
         return answers
 
     async def _web(self, turn: _Turn, query: str) -> list[Any]:
+        with span("skillrag.chat.web", {"skillrag.web.mode": turn.view.policy.web_mode}) as current:
+            docs = await self._web_step(turn, query, current)
+            set_attributes(current, {"skillrag.web.kept": len(docs)})
+            return docs
+
+    async def _web_step(self, turn: _Turn, query: str, current: Any) -> list[Any]:
         why = self._web_policy(turn)
         if why is None and turn.view.policy.web_mode == "fallback" and await self._kb_answers(turn):
             why = "not_needed"
         if why is None and not plain_query(query):
             why = "no_query"
         if why is not None:
+            set_attributes(current, {"skillrag.web.status": why})
             await turn.emit("web", {"status": why, "queries": [], "kept": [], "dropped": []})
             return []
         self._charge(turn)
@@ -610,11 +647,16 @@ class ChatEngine:
             found = await web_lookup(query, turn.view.policy.allowlist(), self.web_provider, self.fetcher,
                                      max_results=self.settings.web_max_results, deadline_s=budget)
         except BackendError as exc:  # the search endpoint failed: the knowledge-base answer still stands
+            set_attributes(current, {"skillrag.web.status": "failed", "skillrag.error.kind": type(exc).__name__})
             await turn.emit("tool_call", {"tool": "web_search", "args": {"query": query}, "ok": False,
                                           "ms": _ms(t0), "error": str(exc)})
             await turn.emit("web", {"status": "failed", "queries": [], "kept": [], "dropped": [], "error": str(exc)})
             return []
         await turn.emit("tool_call", {"tool": "web_search", "args": {"query": query}, "ok": True, "ms": _ms(t0)})
+        set_attributes(current, {"skillrag.web.status": "searched", "skillrag.web.queries": len(found.queries),
+                                 "skillrag.web.dropped": len(found.dropped),
+                                 "skillrag.web.dropped_stages": sorted({d.stage for d in found.dropped}),
+                                 "skillrag.web.stopped": found.stopped})
         await turn.emit("web", {
             "status": "searched",
             "queries": found.queries,
@@ -719,17 +761,14 @@ class ChatEngine:
             await self._say(turn, f"\n\n{UNSUPPORTED_NOTE} ({why}).")
 
 
-@contextlib.contextmanager
-def _counted(turn: _Turn) -> Iterator[Any]:
+def _counted(turn: _Turn) -> contextlib.AbstractContextManager[Any]:
     """A fresh pydantic-ai ``RunUsage`` for one agent run, added to ``turn.tokens`` however the run ends
-    (a budget or deadline stopping it too): the agent adds each request's tokens to it as it goes."""
-    from pydantic_ai.usage import RunUsage
+    (a budget or deadline stopping it too): ``models.counted_usage``, the one rule of every agent run."""
 
-    usage = RunUsage()
-    try:
-        yield usage
-    finally:
+    def add(usage: Any) -> None:
         turn.tokens += usage.total_tokens or 0
+
+    return counted_usage(add)
 
 
 def _model_name(model: Any) -> str:

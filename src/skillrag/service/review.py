@@ -263,6 +263,21 @@ def _sha_of(path: Path) -> str | None:
         return None
 
 
+def _trace_and_scores(ws: Workspace, view: Any) -> dict[str, Any]:
+    """What the case page shows of the run's trace and its judges: ``trace_id`` (from ``record.json``),
+    ``trace_link`` (``service.trace_url`` filled in, else None) and ``scores`` (``runs/<case>/scores.json``,
+    ``evaluation.online``) with ``scores_current``: whether they judged the output shown."""
+    from skillrag.evaluation.online import read_scores
+
+    record = view.record if isinstance(view.record, dict) else {}
+    trace_id = record.get("trace_id") if isinstance(record.get("trace_id"), str) else None
+    template = ws.config.service.trace_url
+    scores = read_scores(run_folder(ws, view.summary.case_id))
+    current = scores is not None and scores.get("output_sha256") == view.summary.output_sha256
+    return {"trace_id": trace_id, "trace_link": template.format(trace_id=trace_id) if template and trace_id else None,
+            "scores": scores, "scores_current": current}
+
+
 def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionStore | None = None,
                   throttle: LoginThrottle | None = None) -> APIRouter:
     """The ``/review`` routes over workspace ``ws`` (module doc). ``token``: the service token a
@@ -420,6 +435,7 @@ def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionS
         extra.setdefault("evidence", evidence)
         extra.setdefault("evidence_open", bool(evidence["article"]))
         extra.setdefault("reasons", [])
+        extra.update(_trace_and_scores(ws, view))
         return page(request, "case.html.j2", status, view=view, s=view.summary, diff=diff,
                     latest=view.latest, latest_n=view.latest.version.version if view.latest else 0,
                     art_index={a.id: i for i, a in enumerate(view.articles, 1)},

@@ -5,7 +5,8 @@ A client names a thread with ``thread_id``; the service stores a turn under a **
 contain ``::`` (``check_thread_id``), so a client can never address another skill's history, and a
 plain thread and a skill thread with the same client id never see each other.
 
-File: ``<workspace>/.skillrag/service.sqlite`` (WAL mode), table ``turns``.
+File: ``<workspace>/.skillrag/service.sqlite`` (WAL mode), tables ``turns``, ``turn_scores`` (the judges' scores
+of a served answer, written after it went out) and ``service_runs``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,13 @@ CREATE TABLE IF NOT EXISTS turns (
     skill       TEXT,
     citations   TEXT NOT NULL DEFAULT '[]',
     created_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    PRIMARY KEY (thread_key, seq)
+);
+CREATE TABLE IF NOT EXISTS turn_scores (
+    thread_key  TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    scores      TEXT NOT NULL,
+    scored_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
     PRIMARY KEY (thread_key, seq)
 );
 CREATE TABLE IF NOT EXISTS service_runs (
@@ -140,6 +148,19 @@ class ThreadStore:
         """Every thread key that has at least one turn, sorted."""
         with self._connect() as conn:
             return [r[0] for r in conn.execute("SELECT DISTINCT thread_key FROM turns ORDER BY thread_key")]
+
+    # --- scores of served answers (after the answer; skillrag.service.scoring) ----------------
+    def put_scores(self, key: str, seq: int, scores: dict[str, Any]) -> None:
+        """Store (or replace) the judges' scores of turn ``seq`` of ``key`` (a JSON object)."""
+        with self._connect() as conn:
+            conn.execute("INSERT OR REPLACE INTO turn_scores (thread_key, seq, scores) VALUES (?, ?, ?)",
+                         (key, seq, json.dumps(scores, ensure_ascii=False, default=str)))
+
+    def scores(self, key: str, seq: int) -> dict[str, Any] | None:
+        """The scores stored for turn ``seq`` of ``key``, or None (not scored, or not yet)."""
+        with self._connect() as conn:
+            row = conn.execute("SELECT scores FROM turn_scores WHERE thread_key = ? AND seq = ?", (key, seq)).fetchone()
+        return json.loads(row["scores"]) if row is not None else None
 
     # --- run jobs (POST /runs) -------------------------------------------------------------
     def run_create(self, run_id: str, case_id: str) -> None:

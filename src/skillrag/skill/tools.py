@@ -5,7 +5,7 @@ read and write. The same ``SkillTools`` object backs the Python API, the ``skill
 commands (and so the exported scripts), the MCP server and the harnesses; ``skillrag.skill.views``
 turns its results into the JSON every surface shows. Each call is timed and recorded in ``.calls``
 (and appended as one JSON line to ``log_path`` when given, its arguments summarised to a bounded
-size), success or failure.
+size), success or failure, and traced as one ``skillrag.tool.<name>`` span (``skill._spans``).
 
 Budgets: every call is charged to its case's session in the workspace store (``skill.budget``):
 ``retrieve`` (a page read included) spends a query, ``get_article`` (whole, ``section`` or
@@ -36,6 +36,7 @@ from skillrag.errors import (
     MalformedSourceError,
     UserError,
 )
+from skillrag.skill._spans import note_failure, note_result, tool_span
 from skillrag.skill.budget import BudgetLedger, BudgetLimits, BudgetState, Charge
 from skillrag.skill.cases import Case, CaseFile
 from skillrag.skill.contract import ContractLimits, locate_all, validate_output, verify_audit
@@ -402,14 +403,17 @@ class SkillTools:
             c = case()
             return summarize_args(c) if isinstance(c, str) else None
 
-        try:
-            result = fn()
-        except Exception as exc:
-            self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, False,
-                                  _cut(str(exc), LOG_ERROR_CHARS), at, case_id()))
-            raise
-        self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, True, None, at, case_id()))
-        return result
+        with tool_span(self, tool, logged) as current:  # the one tool span of every surface
+            try:
+                result = fn()
+            except Exception as exc:
+                self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, False,
+                                      _cut(str(exc), LOG_ERROR_CHARS), at, case_id()))
+                note_failure(current, self, tool, exc, case_id())
+                raise
+            self._record(ToolCall(tool, logged, (time.perf_counter() - t0) * 1000, True, None, at, case_id()))
+            note_result(current, self, tool, result, case_id())
+            return result
 
     def _record(self, call: ToolCall) -> None:
         self.calls.append(call)

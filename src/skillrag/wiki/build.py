@@ -16,6 +16,7 @@ from typing import Any
 
 from skillrag.corpus import Article, ArticleStore
 from skillrag.errors import EmptyInputError, UserError, WorkspaceError
+from skillrag.tracing import traced
 from skillrag.wiki.extractive import build_extractive
 from skillrag.wiki.layer import Layer, Manifest, library_version, now_iso, recover_swap, staging_dir, swap_in
 from skillrag.wiki.page import Page
@@ -171,6 +172,16 @@ def _prepare_staging(ws: Workspace, builder: str, variant: str, model_name: str 
     return staging, False
 
 
+def _build_span(report: BuildReport, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    return {"skillrag.wiki.builder": report.builder, "skillrag.wiki.variant": report.variant,
+            "skillrag.wiki.model": report.model, "skillrag.wiki.articles": report.articles,
+            "skillrag.wiki.pages": report.pages, "skillrag.wiki.created": len(report.created),
+            "skillrag.wiki.updated": len(report.updated), "skillrag.wiki.failed": len(report.failed),
+            "skillrag.wiki.up_to_date": report.up_to_date, "gen_ai.usage.input_tokens": report.input_tokens,
+            "gen_ai.usage.output_tokens": report.output_tokens}
+
+
+@traced("skillrag.wiki.build", lambda ws, **kw: {"skillrag.wiki.rebuild": bool(kw.get("rebuild"))}, after=_build_span)
 def build_wiki(
     ws: Workspace,
     *,

@@ -35,6 +35,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillrag.corpus import Article, ArticleStore, content_hash
+from skillrag.tracing import traced
+from skillrag.wiki import _spans
 from skillrag.wiki._prompts import load_prompt
 from skillrag.wiki._text import summary_line
 from skillrag.wiki.aspects import Aspect, find_aspects
@@ -869,6 +871,7 @@ class LLMBuilder(PageBuilder):
                 return draft, [], attempts
         return None, reasons, attempts
 
+    @traced("skillrag.wiki.article", _spans.article_before, after=_spans.article_after)
     async def _process(self, article: Article, sem: asyncio.Semaphore, lock: asyncio.Lock,
                        result: LLMBuildResult) -> None:
         for _ in range(5):  # recompute when a concurrent write changed the target page
@@ -940,6 +943,7 @@ class LLMBuilder(PageBuilder):
 
     # -- aspect pages --------------------------------------------------------------------------
 
+    @traced("skillrag.wiki.aspects", after=_spans.aspects_after)
     async def _aspect_pass(self, sem: asyncio.Semaphore, lock: asyncio.Lock, result: LLMBuildResult) -> None:
         """Write the aspect pages that are new or whose members changed; delete those of aspects gone."""
         targets = self.aspect_targets()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from skillrag.errors import ConfigError
 
@@ -236,6 +236,29 @@ class ServiceSettings(_Section):
     skill_web: dict[str, SkillWebSettings] = Field(
         default_factory=dict, description="Per-skill web policy, by skill name (overridden by skill.yaml fields)."
     )
+    judge_model: str | None = Field(
+        None, description="Model id (`provider:model`) of the judge that scores each served /chat answer and each "
+        "/runs run after its response has gone out (a background task; a failing or slow judge never touches the "
+        "answer); none = no live scoring. Keep it apart from the answering model."
+    )
+    judges: list[str] = Field(
+        default_factory=lambda: ["correctness"], description="Judges run on live traffic: only reference-free ones "
+        "(`correctness`); the reference-based judges run offline with `skillrag eval score --cases GOLDEN`."
+    )
+    judge_calls: int = Field(1, ge=1, le=15, description="Judge calls per decision (odd; strict majority), in calls.")
+    judge_temperature: float | None = Field(0.0, ge=0, le=2, description="Judge sampling temperature; none = "
+                                            "provider default.")
+    trace_url: str | None = Field(
+        None, description="Link template of a trace viewer for the review page, with `{trace_id}` (e.g. "
+        "`http://127.0.0.1:16686/trace/{trace_id}` for Jaeger); none = the trace id is shown, not linked."
+    )
+
+    @field_validator("trace_url")
+    @classmethod
+    def _trace_url(cls, value: str | None) -> str | None:
+        if value is not None and (not value.startswith(("http://", "https://")) or "{trace_id}" not in value):
+            raise ValueError("must be an http(s) URL containing {trace_id}")
+        return value
 
 
 class WorkspaceConfig(_Section):
