@@ -442,5 +442,5 @@ def test_an_entity_page_of_a_large_family_gets_room_for_every_article():
     from skillrag.wiki.llm import LLMBuildLimits
 
     lim = LLMBuildLimits()
-    assert lim.page_room(10) == lim.page_room(25) == 12000 and lim.step_room(25) == 30
-    assert lim.page_room(47) == 12000 + 22 * 300 and lim.step_room(47) == 30 + 11
+    assert lim.page_room(10) == lim.page_room(24) == 12000 and lim.step_room(25) == 30
+    assert lim.page_room(25) == 12500 and lim.page_room(47) == 47 * 500 and lim.step_room(47) == 30 + 11

@@ -171,16 +171,17 @@ class LLMBuildLimits:
     max_steps: int = 30
     max_sources: int = 25
     max_page_chars: int = 12000  # rendered page without its source list and their hashes, in characters
-    per_source_chars: int = 300  # page room added for each source past max_sources (large families' entity pages)
+    per_source_chars: int = 500  # entity pages: room per article of the family, when that is more than max_page_chars
     max_retries: int = 2  # model retries per attempt after an invalid page
     passes: int = 2  # passes over failed articles before reporting them
     index_lines: int = 15  # index.md lines of the next closest pages shown after the candidates
 
     def page_room(self, n_sources: int) -> int:
-        """Characters a page citing ``n_sources`` articles may hold without its source list: ``max_page_chars``,
-        plus ``per_source_chars`` for each source past ``max_sources`` (an entity page lists every article of
-        its family, so a 47-article family's page needs room the 25-source cap of other pages does not)."""
-        return self.max_page_chars + self.per_source_chars * max(0, n_sources - self.max_sources)
+        """Characters a page for ``n_sources`` articles may hold without its source list: ``max_page_chars``,
+        or ``per_source_chars`` per article when that is more (an entity page lists every article of its
+        family, so a 47-article family's page needs room a 10-article page does not; counted from the
+        family's size, so the room is there from the family's first article on)."""
+        return max(self.max_page_chars, self.per_source_chars * n_sources)
 
     def step_room(self, n_sources: int) -> int:
         """Steps a page citing ``n_sources`` articles may hold: ``max_steps``, plus one per two sources past
@@ -371,7 +372,8 @@ def validate_draft(
     old = candidates.get(draft.page_id or "") if draft.action == "update" else None
     kind = old.kind if old is not None else draft.kind
     n_sources = len(set(draft.source_ids()) | linked | set(old.source_ids() if old is not None else ()))
-    max_steps = limits.step_room(n_sources) if kind == "entity" else limits.max_steps
+    family_n = len(family.ids) if family is not None and family.entity else 0
+    max_steps = limits.step_room(max(n_sources, family_n)) if kind == "entity" else limits.max_steps
     if len(draft.steps) > max_steps:
         how = ("merge steps (an entity page lists every article of its family: a step may link several)"
                if kind == "entity" else "condense, or create a new page")
@@ -630,8 +632,10 @@ class PageBuilder:
         """``(size, room)`` of ``page`` in characters: the rendered page without its source list (and the hash
         of each source), which is code's to keep, against :meth:`LLMBuildLimits.page_room` for its sources."""
         size = len(render_page(page.model_copy(update={"sources": (), "built_from": {}})))
-        n = len(page.sources)
-        return size, (self.limits.page_room(n) if page.kind == "entity" else self.limits.max_page_chars)
+        if page.kind != "entity":
+            return size, self.limits.max_page_chars
+        fams = {self._family_of[i].key: len(self._family_of[i].ids()) for i in page.source_ids() if i in self._family_of}
+        return size, self.limits.page_room(max([len(page.sources), *fams.values()]))
 
     def check_aspect_draft(self, draft: PageDraft, asp: Aspect) -> list[str]:
         """Every reason an aspect page draft cannot be written (:func:`validate_aspect_draft`)."""
