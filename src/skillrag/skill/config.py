@@ -20,7 +20,8 @@ class SkillBudgets(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     max_queries: int | None = Field(None, ge=1, description="retrieve calls per case.")
-    max_fetches: int | None = Field(None, ge=0, description="get_article calls per case.")
+    max_fetches: int | None = Field(None, ge=0, description="Articles read with get_article per case (a re-read "
+                                    "of an article already read in the case is free).")
     max_save_retries: int | None = Field(None, ge=0, description="Rejected saves retried before failing.")
     max_tokens: int | None = Field(None, ge=1, description="Model tokens per case.")
     max_seconds: float | None = Field(None, gt=0, description="Wall time per case, in seconds.")

@@ -145,7 +145,7 @@ in the workspace.
 | budget | per case | what spends it |
 |---|---|---|
 | queries | {max_queries} | each `retrieve` call, `--page` reads included |
-| fetches | {max_fetches} | each `get_article` call, `--summary` and `--section` reads included |
+| fetches | {max_fetches} | each article read with `get_article` (whole, `--section` or `--summary`), once per case: a re-read of an article already read in the case is free |
 | saves | {max_saves} | each `save_output` without `--check` (the first save + {max_save_retries} retries) |
 
 `load_case` starts the case's session (calling it again continues it; nothing is reset). Later calls
@@ -187,11 +187,12 @@ every article it cites. Spends a query.
 
 ## get_article 'ARTICLE_ID' --case CASE_ID [--section N] [--summary] [--json]
 Text: a header (`id`, `title`, `parent` when the article is a section of a longer document, `part`,
-numbered `sections`, `budget`), the line `{body_rule}`, then the body exactly as stored
+numbered `sections`, `cost` (1 fetch for the case's first read of the article, any part; free for a
+re-read), `budget`), the line `{body_rule}`, then the body exactly as stored
 (quote from this). `--section` takes a section's number from the header, its path
 (`'Fees > Premium'`) or its heading; a heading used by several sections is refused with their numbers.
 `--json`: `{{id, title, parent, heading_path, part, offset, content_hash, sections[{{index, heading, path,
-level, start, end}}], body, budget}}`; `body` starts at character `offset` of the article and
+level, start, end}}], body, charged, budget}}`; `body` starts at character `offset` of the article and
 `sections` offsets index the article, so `body[start - offset : end - offset]` is a section.
 Put ids in single quotes: they may contain `(`, `)`, `#` or `:`.
 

@@ -8,8 +8,9 @@ turns its results into the JSON every surface shows. Each call is timed and reco
 size), success or failure.
 
 Budgets: every call is charged to its case's session in the workspace store (``skill.budget``):
-``retrieve`` (a page read included) spends a query, ``get_article`` (whole, ``section`` or
-``summary``) a fetch, ``save_output`` a save (``check=True`` spends nothing). An over-budget call
+``retrieve`` (a page read included) spends a query, ``get_article`` a fetch the first time the case
+reads that article (whole, ``section`` or ``summary``; re-reading it is free), ``save_output`` a save
+(``check=True`` spends nothing). An over-budget call
 raises ``BudgetExceeded`` before it runs; a failed call is refunded. Results carry the session's
 ``BudgetState`` after the call.
 """
@@ -189,7 +190,9 @@ class ArticleView:
     section-article was split from, else None), ``heading_path`` (its headings in the parent),
     its ``sections`` (with offsets in the raw body), and ``text``: the raw body, one section of it
     (``part`` ``section:N``) or a summary. ``offset`` is where ``text`` starts in the raw body (None
-    for a summary), so ``body[offset + i]`` is ``text[i]``. ``budget``: the case's budget after the call."""
+    for a summary), so ``body[offset + i]`` is ``text[i]``. ``budget``: the case's budget after the call;
+    ``charged``: whether this read spent a fetch (False: a re-read of an article the case already read;
+    None: no case session)."""
 
     id: str
     title: str
@@ -202,6 +205,7 @@ class ArticleView:
     sections: tuple[SectionInfo, ...] = ()
     offset: int | None = 0
     budget: BudgetState | None = None
+    charged: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The agent-facing JSON (``skillrag.skill.views.article_json``)."""
@@ -473,10 +477,15 @@ class SkillTools:
         return self.use_case(case_id)
 
     def _charged(self, kind: Charge, tool: str, target: str, state: BudgetState | None,
-                 fn: Callable[[], T]) -> tuple[T, BudgetState | None]:
+                 fn: Callable[[], T], paid: dict[str, bool] | None = None) -> tuple[T, BudgetState | None]:
+        """``(fn(), the budget after the charge)``: one unit of ``kind`` charged to ``state``'s session
+        before ``fn`` runs (refunded when it fails). ``paid["charged"]`` tells whether the call spent
+        anything (a re-read is free: ``budget.ONCE_PER_TARGET``)."""
         if state is None:
             return fn(), None
         after, seq = self.ledger.charge(state.session_id, kind, tool, target)
+        if paid is not None:
+            paid["charged"] = self.ledger.charged(state.session_id, seq)
         try:
             return fn(), after
         except Exception:
@@ -585,7 +594,9 @@ class SkillTools:
                     case_id: str | None = None) -> ArticleView:
         """The article's raw body, or one section (``section``: its number, heading path or heading;
         see ``resolve_section``), or a deterministic summary, with its header fields (title, parent,
-        heading path, sections with offsets). Spends one fetch of the case. Raises ``InvalidIdError``,
+        heading path, sections with offsets). Spends one fetch of the case the first time the case reads
+        the article (any part); a re-read of it is free (``charged`` False), also once the fetch budget is
+        spent (``skill.budget``). Raises ``InvalidIdError``,
         ``ArticleNotFound`` (also for an article outside the skill's allowed sources or a section the
         article lacks), ``UserError`` for an ambiguous section, ``BudgetExceeded``."""
         state_box: dict[str, BudgetState] = {}
@@ -612,8 +623,9 @@ class SkillTools:
                                    heading_path=tuple(getattr(art, "heading_path", ()) or ()),
                                    sections=infos, offset=offset)
 
-            view, after = self._charged("fetch", "get_article", article_id, state, read)
-            return replace(view, budget=after)
+            paid: dict[str, bool] = {}
+            view, after = self._charged("fetch", "get_article", article_id, state, read, paid)
+            return replace(view, budget=after, charged=paid.get("charged"))
 
         args: dict[str, Any] = {"article_id": article_id}
         if section is not None:

@@ -79,6 +79,7 @@ def article_json(view: Any) -> dict[str, Any]:
         "content_hash": view.content_hash,
         "sections": [s.to_dict() for s in view.sections],
         "body": view.text,
+        "charged": getattr(view, "charged", None),
         "budget": budget_json(view.budget),
     }
 
@@ -105,6 +106,10 @@ def article_text(view: Any) -> str:
         lines += [f"{'  ' * s.level}{s.index}. {s.heading}" for s in view.sections]
     else:
         lines.append("sections: none")
+    charged = getattr(view, "charged", None)
+    if charged is not None:
+        lines.append("cost: 1 fetch (the first read of this article in this case; reading it again is free)"
+                     if charged else "cost: free (this article was already read in this case)")
     if view.budget is not None:
         lines.append(f"budget: {view.budget.line()}")
     text = view.text if view.text.endswith("\n") else view.text + "\n"
