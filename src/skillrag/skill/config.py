@@ -42,6 +42,10 @@ class SkillConfig(BaseModel):
     pages: int = Field(
         3, ge=0, le=50, description="Navigation pages per `retrieve` call (wiki backend only; 0 = none)."
     )
+    page_articles: int = Field(
+        8, ge=0, le=MAX_K, description="Articles each page of a compact `retrieve` result lists, best-matching "
+        "the query first (the rest are counted; `--detail pages` or `--page` lists them all)."
+    )
     max_snippets: int = Field(15, ge=1, le=200, description="Most snippets one output may carry.")
     min_snippets: int = Field(1, ge=0, description="Fewest snippets one output must carry.")
     min_snippet_chars: int = Field(15, ge=1, description="Shortest snippet, in characters (normalised).")

@@ -251,17 +251,22 @@ class SavedOutput:
 
 class RetrieveResult(list):  # type: ignore[type-arg]
     """What ``retrieve`` returns: a ``list`` of hits (``skillrag.search.Hit``: article_id, score,
-    relevance, bm25_rank, dense_rank, title, section, preview, page_ids), best first, which also
-    carries the ranked navigation ``pages`` (``PageHit``; ``wiki`` backend only), the ``query``, the
-    ``filters`` applied and the case's ``budget`` after the call."""
+    relevance, bm25_rank, dense_rank, title, section, preview, page_ids, category, customer_type), best
+    first, which also carries the ranked navigation ``pages`` (``PageHit``; ``wiki`` backend only), the
+    ``query``, the ``filters`` applied, the case's ``budget`` after the call, and how its JSON shows the
+    pages (``skillrag.skill.views.retrieve_json``): ``detail`` (None = compact, ``"pages"`` = whole) and
+    ``page_articles`` (the most articles a compact page lists; None = all)."""
 
     def __init__(self, hits: list[Any], *, query: str, pages: list[Any] | None = None,
-                 filters: Any = None, budget: BudgetState | None = None) -> None:
+                 filters: Any = None, budget: BudgetState | None = None, detail: str | None = None,
+                 page_articles: int | None = None) -> None:
         super().__init__(hits)
         self.query = query
         self.pages = list(pages or [])
         self.filters = filters
         self.budget = budget
+        self.detail = detail
+        self.page_articles = page_articles
 
 
 @dataclass(frozen=True)
@@ -274,16 +279,19 @@ class PageRead:
 
 def hit_to_dict(hit: Any) -> dict[str, Any]:
     """A search hit as the agent sees it: ``article_id, title, relevance, bm25_rank, dense_rank,
-    section, preview, page_ids`` (the raw ``score`` is left out: only its order means something)."""
+    section, preview, page_ids, category, customer_type`` (the raw ``score`` is left out: only its order
+    means something, and ``relevance`` says it on a 0–1 scale; an unknown facet is None)."""
     return {
         "article_id": hit.article_id,
         "title": getattr(hit, "title", ""),
-        "relevance": round(float(getattr(hit, "relevance", 1.0)), 3),
+        "relevance": float(getattr(hit, "relevance", 1.0)),
         "bm25_rank": getattr(hit, "bm25_rank", None),
         "dense_rank": getattr(hit, "dense_rank", None),
         "section": getattr(hit, "section", ""),
         "preview": getattr(hit, "preview", ""),
         "page_ids": list(getattr(hit, "page_ids", ()) or ()),
+        "category": getattr(hit, "category", "") or None,
+        "customer_type": getattr(hit, "customer_type", "") or None,
     }
 
 
@@ -520,17 +528,21 @@ class SkillTools:
         return self._timed("load_case", args, run, lambda: case_id)
 
     def retrieve(self, query: str, k: int | None = None, *, filters: Any = None, case_id: str | None = None,
-                 pages: int | None = None) -> RetrieveResult:
+                 pages: int | None = None, detail: str | None = None) -> RetrieveResult:
         """Ranked hits for ``query`` (a ``RetrieveResult``: a list of ``skillrag.search.Hit`` that also
         carries ``pages``, the ranked navigation pages of the ``wiki`` backend, and ``budget``).
 
         ``k`` defaults to the skill's ``k`` and ``pages`` to its ``pages``; ``filters`` is a
-        ``SearchFilters`` or a mapping of its fields (``source_tags``, ``title_prefixes``,
-        ``id_prefixes``, ``path_prefixes``), always restricted to the skill's ``allowed_sources``.
-        Spends one query of the case. Raises ``EmptyInputError`` for an empty query, ``UserError`` for a
-        ``k`` outside 1..``MAX_K`` (``workspace.config``: the one cap of every surface) or a tag outside the
-        skill's sources, ``IndexStateError`` when there is no index, ``BudgetExceeded`` when the query
-        budget is spent."""
+        ``SearchFilters`` or a mapping of its fields (``source_tags``, ``title_prefixes``, ``title_contains``,
+        ``id_prefixes``, ``path_prefixes``, ``categories``, ``customer_types``), always restricted to the
+        skill's ``allowed_sources``. ``detail``: None for the compact result (each page with at most the
+        skill's ``page_articles`` articles), ``"pages"`` for every page whole (``views.DETAILS``); the
+        same query cost either way. Spends one query of the case. Raises ``EmptyInputError`` for an empty
+        query, ``UserError`` for a ``k`` outside 1..``MAX_K`` (``workspace.config``: the one cap of every
+        surface), an unknown ``detail`` or a tag outside the skill's sources, ``IndexStateError`` when
+        there is no index, ``BudgetExceeded`` when the query budget is spent."""
+        from skillrag.skill.views import DETAILS
+
         kk = k if k is not None else self.skill.config.k
         n_pages = self.skill.config.pages if pages is None else pages
         state_box: dict[str, BudgetState] = {}
@@ -540,6 +552,9 @@ class SkillTools:
                 raise EmptyInputError("empty query: give some words to search for")
             if isinstance(kk, bool) or not isinstance(kk, int) or not 1 <= kk <= MAX_K:
                 raise UserError(f"k must be a whole number from 1 to {MAX_K}, got {summarize_args(kk)!r}")
+            if detail is not None and detail not in DETAILS:
+                raise UserError(f"detail must be one of {', '.join(DETAILS)} (or none for the compact result), "
+                                f"got {summarize_args(detail)!r}")
             flt = self._filters(filters)
             state = self._account(case_id)
             if state is not None:
@@ -552,9 +567,11 @@ class SkillTools:
                 return hits, found
 
             (hits, found), after = self._charged("query", "retrieve", query, state, search)
-            return RetrieveResult(hits, query=query, pages=found, filters=flt, budget=after)
+            return RetrieveResult(hits, query=query, pages=found, filters=flt, budget=after, detail=detail,
+                                  page_articles=self.skill.config.page_articles)
 
-        args = {"query": query, "k": kk} | self._filter_args(filters) | ({"case_id": case_id} if case_id else {})
+        args = ({"query": query, "k": kk} | self._filter_args(filters) | ({"detail": detail} if detail else {})
+                | ({"case_id": case_id} if case_id else {}))
         return self._timed("retrieve", args, run, lambda: _case_of(state_box, case_id))
 
     def read_page(self, page_id: str, *, case_id: str | None = None) -> PageRead:
