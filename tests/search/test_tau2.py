@@ -7,6 +7,7 @@ later runs only re-embed what changed. Nothing from the data set is written into
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import bm25s
@@ -106,7 +107,7 @@ def test_relevance_ties_only_where_the_ordering_scores_tie(tau2_dir, request):
         for q in queries:
             hits = r.search(q, k=10)
             assert hits[0].relevance == 1.0
-            for a, b in zip(hits, hits[1:], strict=False):
+            for a, b in itertools.pairwise(hits):
                 if a.score == b.score:
                     assert a.relevance == b.relevance
                 else:

@@ -8,6 +8,7 @@ stem), a general family, and an extractive navigation layer over them (hash embe
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 
 import anyio
@@ -226,13 +227,13 @@ def test_relevance_follows_the_ordering_scores(bank, backend, mode):
     for q in ("monthly maintenance fee", "referral bonus", "Blue Account", "open a checking account", "fee"):
         hits = r.search(q, k=11)
         assert hits[0].relevance == 1.0
-        for a, b in zip(hits, hits[1:], strict=False):
+        for a, b in itertools.pairwise(hits):
             if a.score == b.score:
                 assert a.relevance == b.relevance
             else:
                 assert a.score > b.score and a.relevance > b.relevance, (q, a, b)
                 n += 1
         pages = r.search_pages(q, k=6)
-        for a, b in zip(pages, pages[1:], strict=False):
+        for a, b in itertools.pairwise(pages):
             assert a.relevance >= b.relevance
     assert n > 10
