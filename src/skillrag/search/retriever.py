@@ -390,7 +390,7 @@ class Retriever:
         return self._pages.load_page(self.ws, page_id)
 
     def _page_articles(self, page: Any, filters: SearchFilters | None,
-                       match: Ranked | Any | None) -> tuple[list[PageArticle], list[PageArticle]]:
+                       match: Any) -> tuple[list[PageArticle], list[PageArticle]]:
         """``(listed, shown)``: the articles ``page`` cites that the corpus still holds, in page order, and
         those of them that pass ``filters``, best-matching first (``match``: the direct index's ranking of
         the query, ``_article_ranking``; by ``norm``, ties in the page's order; None: the page's order)."""
