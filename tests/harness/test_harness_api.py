@@ -47,7 +47,7 @@ def test_prompts_load_and_render_with_their_placeholders():
     rules = prompts.render_prompt(
         "llm_rules", max_queries=3, max_fetches=4, max_snippets=15, max_save_retries=2
     )
-    assert "at most 3 `retrieve` calls and 4 `get_article` calls" in rules
+    assert "at most 3 `retrieve` calls and 4 articles read with `get_article`" in rules
     with pytest.raises(ConfigError, match="no value for case_id"):
         prompts.render_prompt("llm_task")
     with pytest.raises(ConfigError, match="unknown harness prompt"):

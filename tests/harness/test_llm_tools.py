@@ -72,7 +72,8 @@ def test_every_tool_result_has_the_budget_pages_and_the_article_header(ws, cases
     assert search["budget"]["queries_left"] == 4
     assert [h["article_id"] for h in search["hits"]] == ["kb_card_lost"]  # "Lost or stolen debit cards" only
     assert search["hits"][0]["relevance"] == 1.0 and search["hits"][0]["section"]
-    assert search["pages"] and all(set(p) >= {"page_id", "kind", "title", "intent", "articles"} for p in search["pages"])
+    assert search["pages"] and all(set(p) >= {"page_id", "kind", "title", "articles", "shown", "of", "cut_by"}
+                                   for p in search["pages"])
     assert seen["page"]["page"]["page_id"] == "kb-card-lost" and seen["page"]["budget"]["queries_left"] == 3
     art = seen["article"]
     assert art["title"] == "Lost or stolen debit cards" and art["part"] == "section:2"

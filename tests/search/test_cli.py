@@ -17,7 +17,7 @@ def test_index_then_search_json(ws, capsys):
     hits = got["hits"]
     assert len(hits) == 2 and hits[0]["article_id"] == "wire"
     assert set(hits[0]) == {"article_id", "score", "relevance", "bm25_rank", "dense_rank", "title", "section",
-                            "preview", "page_ids"}
+                            "preview", "page_ids", "category", "customer_type"}
     assert hits[0]["page_ids"] == []
 
 

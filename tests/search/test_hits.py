@@ -11,6 +11,7 @@ import pytest
 from skillrag.errors import UserError
 from skillrag.search import PageHit, SearchFilters, build_index, open_retriever
 from skillrag.search._passages import PREVIEW_CHARS, best_passage, split_passages
+from skillrag.search._ranked import relative_scores
 from skillrag.search.testing import FakePage, FakePageSource
 from skillrag.search.tokenize import Analyzer
 
@@ -48,11 +49,28 @@ def test_preview_is_the_matching_passage_with_its_section(hws, emb):
     assert "Late payment" not in hit.preview  # another section (a repeated heading) is not joined
 
 
+def test_relevance_is_the_ordering_score_relative_to_the_first_and_ties_only_with_it():
+    """Issue 22: a clamp ("never above the hit before it") over a rescaled score gave several hits 1.0 in one
+    result (12 of 51 τ² results). Relevance is now the ordering score itself, relative to the first hit's."""
+    assert relative_scores([], 0.0) == []
+    assert relative_scores([0.03, 0.015, 0.01], 0.0) == [1.0, 0.5, 0.333]
+    assert relative_scores([0.5, 0.2, -0.2], -1.0) == [1.0, 0.8, 0.533]  # a cosine's zero is -1
+    fused = [1 / 61 + 1 / 70, 1 / 70 + 1 / 61, 1 / 66 + 1 / 68, 1 / 67 + 1 / 67]  # the first two tie
+    rel = relative_scores(fused, 0.0)
+    assert rel[0] == rel[1] == 1.0
+    assert rel[2] > rel[3] and round(rel[2], 3) == round(rel[3], 3)  # 3 decimals would show them as one
+    # found on τ²: the first of two close scores rounded down to 3 decimals showed the same as the second
+    assert relative_scores([1.0, 0.92422, 0.92401], 0.0) == [1.0, 0.9242, 0.924]
+    close = [10.0, 9.9996, 9.9995, 9.9995, 5.0]
+    got = relative_scores(close, 0.0)
+    assert got[0] == 1.0 and got[1] > got[2] == got[3] > got[4] == 0.5
+
+
 def test_relevance_spreads_and_ranks_are_per_retriever(hws, emb):
     hits = open_retriever(hws, embedder=emb).search("annual fee card lounge", k=4)
     assert hits[0].relevance == 1.0
     rel = [h.relevance for h in hits]
-    assert rel == sorted(rel, reverse=True) and rel[-1] < 0.9  # not squeezed into a narrow band like RRF
+    assert rel == sorted(rel, reverse=True) and rel[-1] < 0.9  # the hit only dense ranked: about half the fused score
     unmatched = [h for h in hits if h.bm25_rank is None]
     assert unmatched and all(h.dense_rank for h in unmatched)  # ranked by dense only, no shared term
     assert sorted(h.bm25_rank for h in hits if h.bm25_rank) == [1, 2]

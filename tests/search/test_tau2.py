@@ -7,6 +7,7 @@ later runs only re-embed what changed. Nothing from the data set is written into
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import bm25s
@@ -83,3 +84,36 @@ def test_fused_wiki_order_beats_page_order_over_the_extractive_layer(tau2_dir, r
     for k in (5, 10, 50):
         fused, page = recall_at(ranked["fused"], relevant, k), recall_at(ranked["page"], relevant, k)
         assert fused > page, f"recall@{k}: fused {fused:.3f} <= page order {page:.3f}"
+
+
+def test_relevance_ties_only_where_the_ordering_scores_tie(tau2_dir, request):
+    """Issue 22 (measured on 871f9c3): several hits scored relevance 1.0 in 12 of 51 results over the cases'
+    contact reasons, since relevance was a rescaled score clamped to "never above the hit before it". Now
+    relevance is the ordering score relative to the first hit's: on the real index, a hit ranked below
+    another on a lower score shows a lower relevance, and only equal scores share a value."""
+    from skillrag.skill import import_tau2
+    from skillrag.wiki import build_wiki
+
+    tasks = json.loads((tau2_dir / "tasks_dev.json").read_text(encoding="utf-8"))
+    queries = [r.contact_reason for r in import_tau2(tau2_dir / "tasks_dev.json")]
+    queries += [t["user_scenario"]["instructions"] for t in tasks]
+    ws = Workspace.init(_cache_dir(request) / "ws")
+    ingest(ws, [tau2_dir / "documents"])
+    build_wiki(ws, builder="extractive")
+    build_index(ws, backend="wiki")
+    distinct = 0
+    for backend in ("wiki", "direct"):
+        r = open_retriever(ws, backend=backend, mode="hybrid")
+        for q in queries:
+            hits = r.search(q, k=10)
+            assert hits[0].relevance == 1.0
+            for a, b in itertools.pairwise(hits):
+                if a.score == b.score:
+                    assert a.relevance == b.relevance
+                else:
+                    assert a.relevance > b.relevance, (backend, q[:60], a.article_id, b.article_id)
+                    distinct += 1
+            ones = sum(h.relevance == 1.0 for h in hits)
+            assert ones == sum(h.score == hits[0].score for h in hits)
+        r.close()
+    assert distinct > 0.9 * 2 * len(queries) * 9  # nearly every neighbouring pair differs in score

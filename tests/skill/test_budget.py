@@ -65,6 +65,50 @@ def test_charge_refuse_refund(ws):
     assert state.queries_left == 0 and state.fetches_left == 3  # budgets are separate
 
 
+def test_an_article_costs_one_fetch_per_case_however_often_and_in_whatever_parts_it_is_read(ws, skill, cases_path):
+    """Issue 22: a --section, --summary or --json re-read of an article cost a fetch each, so agents copied
+    articles to files (63 copies in the before runs) rather than read them again. Now the first read of an
+    article in a case spends the fetch and any later read of it is free, also once the budget is spent."""
+    t = SkillTools(ws, skill, CaseFile(cases_path), retriever=FakeRetriever(ws), surface="cli",
+                   limits=BudgetLimits(max_queries=2, max_fetches=2, max_saves=2))
+    t.load_case("case_1")
+    first = t.get_article("art_card_lost", section="Replacement")  # a section of an unread article: one fetch
+    assert first.charged is True and first.budget.fetches == 1
+    for again in (t.get_article("art_card_lost"), t.get_article("art_card_lost", summary=True),
+                  t.get_article("art_card_lost", section="1")):
+        assert again.charged is False and again.budget.fetches == 1
+    assert t.get_article("art_fees").budget.fetches_left == 0  # a second article: the budget is spent
+    with pytest.raises(BudgetExceeded, match="re-reading them is free"):
+        t.get_article("art_other")
+    assert t.get_article("art_fees", summary=True).charged is False  # re-reads still work when it is spent
+    with pytest.raises(Exception, match="has no section"):  # a failed re-read: recorded as failed, nothing spent
+        t.get_article("art_card_lost", section="No such heading")
+    led = BudgetLedger(ws)
+    state = led.current("case_1", skill.name)
+    assert state.fetches == 2
+    reads = [(c["target"], c["charged"], c["ok"]) for c in led.calls(state.session_id) if c["tool"] == "get_article"]
+    assert reads == [("art_card_lost", "fetch", True), ("art_card_lost", None, True), ("art_card_lost", None, True),
+                     ("art_card_lost", None, True), ("art_fees", "fetch", True), ("art_other", None, False),
+                     ("art_fees", None, True), ("art_card_lost", None, False)]
+    assert led.fetched(state.session_id) == {"art_card_lost", "art_fees"}
+    other = SkillTools(ws, skill, CaseFile(cases_path), retriever=FakeRetriever(ws), surface="cli")
+    other.load_case("case_2")
+    assert other.get_article("art_card_lost").charged is True  # per case: another case pays its own read
+
+
+def test_a_refunded_first_read_does_not_make_the_next_one_free(ws):
+    led = BudgetLedger(ws)
+    s, _ = led.start("c1", "cs-guidance", LIMITS)
+    _, seq = led.charge(s.session_id, "fetch", "get_article", "art_a")
+    led.refund(s.session_id, seq)  # the read failed
+    after, seq = led.charge(s.session_id, "fetch", "get_article", "art_a")
+    assert led.charged(s.session_id, seq) and after.fetches == 1
+    long_id = "a" * 400  # article ids are kept whole: two ids sharing their first 300 characters differ
+    led.charge(s.session_id, "fetch", "get_article", long_id)
+    after, seq = led.charge(s.session_id, "fetch", "get_article", long_id[:300] + "b" * 100)
+    assert led.charged(s.session_id, seq) and after.fetches == 3
+
+
 def test_private_sessions_are_never_continued_or_attributed(ws, skill):
     led = BudgetLedger(ws)
     p1, _ = led.start("c1", "cs-guidance", LIMITS, private=True)
@@ -131,15 +175,16 @@ def test_a_case_never_loaded_gets_no_budget_of_its_own(ws, skill, cases_path):
 
 
 _SPEND = """
+import os
 import sys
 from skillrag.errors import BudgetExceeded
 from skillrag.skill import BudgetLedger
 from skillrag.workspace import Workspace
 led = BudgetLedger(Workspace.open(sys.argv[1]))
 ok = 0
-for _ in range(int(sys.argv[3])):
-    try:
-        led.charge(sys.argv[2], "fetch", "get_article", "x")
+for i in range(int(sys.argv[3])):
+    try:  # a different article each time: a re-read of one would be free
+        led.charge(sys.argv[2], "fetch", "get_article", f"art_{os.getpid()}_{i}")
         ok += 1
     except BudgetExceeded:
         pass

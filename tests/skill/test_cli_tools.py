@@ -108,6 +108,19 @@ def test_get_article_header_json_and_quoted_ids(run, wiki_ws):
     assert code == 2 and "has 2 sections named 'Fees'" in err
 
 
+def test_a_re_read_says_it_is_free_and_spends_nothing(run):
+    run("load-case", "case_1", *run.cases)
+    code, out, _ = run("get-article", "doc_cards_gold_001", "--section", "1", "--case", "case_1")
+    assert "\ncost: 1 fetch (the first read of this article in this case; reading it again is free)\n" in out
+    assert "fetches 1 used, 11 left" in out
+    code, out, _ = run("get-article", "doc_cards_gold_001", "--case", "case_1")  # the whole, after a section
+    assert code == 0 and "\ncost: free (this article was already read in this case)\n" in out
+    assert "fetches 1 used, 11 left" in out
+    code, out, _ = run("get-article", "doc_cards_gold_001", "--json", "--case", "case_1")
+    data = json.loads(out)
+    assert data["charged"] is False and data["budget"]["fetches_used"] == 1
+
+
 def test_save_check_then_save_with_offsets_and_warnings(run, wiki_ws, tmp_path):
     run("load-case", "case_1", *run.cases)
     run("get-article", "doc_cards_gold_002", "--case", "case_1")

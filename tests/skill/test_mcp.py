@@ -37,7 +37,7 @@ def test_mcp_lists_and_calls_the_tools(ws, cases_path, gt_secret):
     assert got["names"] == list(TOOL_NAMES)
     assert set(got["schemas"]["get_article"]["properties"]) == {"article_id", "section", "summary", "case_id"}
     assert set(got["schemas"]["retrieve"]["properties"]) == {"query", "k", "tags", "title_prefix", "title_contains",
-                                                             "id_prefix",
+                                                             "id_prefix", "category", "customer_type", "detail",
                                                              "page", "case_id"}
     assert set(got["schemas"]["save_output"]["properties"]) == {"output", "check", "status", "case_id"}
 

@@ -7,7 +7,14 @@ from skillrag.corpus.sections import parse_sections
 from skillrag.wiki._text import exclusions, key_line, purpose_statements, summary_line, units
 from skillrag.wiki.aspects import OVERVIEW, find_aspects, noun_phrases, stem, word_uses
 from skillrag.wiki.extractive import aspect_page, aspect_title, build_extractive, entity_page
-from skillrag.wiki.families import capitalised_names, entity_title, find_families, group_key
+from skillrag.wiki.families import (
+    Facets,
+    article_facets,
+    capitalised_names,
+    entity_title,
+    find_families,
+    group_key,
+)
 
 
 def art(aid: str, title: str, body: str, **kw) -> Article:
@@ -59,6 +66,23 @@ def test_families_by_id_stem_with_readable_names_and_categories():
     assert fams["doc_bank_accounts_bank_accounts_(general)"].title == "Bank Accounts (general)"
     assert fams["doc_business_checking_accounts_beige"].name == "Beige Account"
     assert sum(len(f.articles) for f in fams.values()) == len(BANK)  # every article in exactly one family
+
+
+def test_facets_tell_business_and_personal_siblings_apart_with_the_families_rule():
+    """Issue 22: business products flooded personal searches and nothing told them apart. Each article's
+    facets are its family's category and the customer type that category is for."""
+    facets = article_facets(BANK)
+    fams = {f.key: f for f in find_families(BANK)}
+    for f in fams.values():  # the category is the family's, for every member
+        assert {facets[a.id].category for a in f.articles} == {f.category.lower()}
+    assert facets["doc_business_checking_accounts_navy_blue_002"] == Facets("business checking accounts", "business")
+    # no customer word, but its "business ..." twin is in the corpus: personal
+    assert facets["doc_checking_accounts_purple_account_001"] == Facets("checking accounts", "personal")
+    assert facets["doc_bank_accounts_bank_accounts_(general)_002"] == Facets("", "")  # a general family
+    alone = article_facets([a for a in BANK if not a.id.startswith("doc_business_")])
+    assert alone["doc_checking_accounts_purple_account_001"] == Facets("checking accounts", "")  # no twin: unknown
+    loose = art("kb_17", "Business Checking: wire cut-off times", "Wires sent after 5 pm go out the next day.")
+    assert article_facets([loose])["kb_17"] == Facets("", "business")  # no family: the title's customer word
 
 
 def test_families_from_titles_named_entities_and_clusters():

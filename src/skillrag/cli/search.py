@@ -147,6 +147,11 @@ def search_cmd(
         "--title-contains", help="Only articles whose title contains this, any case (repeatable).")] = None,
     id_prefix: Annotated[list[str] | None, typer.Option(
         "--id-prefix", help="Only articles whose id starts with this (repeatable).")] = None,
+    category: Annotated[list[str] | None, typer.Option(
+        "--category", help="Only articles of this product category, any case, whole (repeatable).")] = None,
+    customer_type: Annotated[list[str] | None, typer.Option(
+        "--customer-type", help="Only articles for this customer type (business, personal); general "
+        "articles, of no known type, pass too (repeatable).")] = None,
     pages: Annotated[int, typer.Option(
         "--pages", min=0, max=50, help="Navigation pages to list too (wiki backend).")] = 3,
     embedder: EmbedderOpt = None,
@@ -161,7 +166,8 @@ def search_cmd(
     retriever = open_retriever(ws, backend=backend, mode=mode, embedder=embedder)
     filters = SearchFilters(source_tags=tag or None, path_prefixes=prefix or None,
                             title_prefixes=title_prefix or None, title_contains=title_contains or None,
-                            id_prefixes=id_prefix or None)
+                            id_prefixes=id_prefix or None, categories=category or None,
+                            customer_types=customer_type or None)
     hits = retriever.search(query, k=k or ws.config.search.k, filters=filters)
     ranked_pages = retriever.search_pages(query, k=pages, filters=filters) if pages else []
     if json_out:  # one shape on both backends: `pages` is empty on direct
@@ -190,7 +196,9 @@ def search_cmd(
     console.print(table)
     for p in ranked_pages:
         arts = ", ".join(a.id for a in p.articles)
-        console.print(f"page {p.page_id} ({p.kind}, {p.relevance:.2f}): {p.title} — {len(p.articles)} articles: "
+        listed = max(p.listed, len(p.articles))
+        cut = f" of {listed} (cut by filter {p.cut_by})" if p.cut_by else ""
+        console.print(f"page {p.page_id} ({p.kind}, {p.relevance:.2f}): {p.title} — {len(p.articles)}{cut} articles: "
                       f"{arts}", markup=False, highlight=False)
 
 

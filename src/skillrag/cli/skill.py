@@ -36,11 +36,13 @@ from skillrag.skill import (
 )
 from skillrag.skill.contract import ContractLimits
 from skillrag.skill.views import (
+    DETAILS,
     article_json,
     article_text,
     case_json,
     page_json,
     retrieve_json,
+    retrieve_text,
     save_json,
     status_json,
 )
@@ -280,14 +282,24 @@ def tool_retrieve(
         "'Internal' finds 'Internal: …' and '… (Internal)'.")] = None,
     id_prefix: Annotated[list[str] | None, typer.Option(
         "--id-prefix", help="Only articles whose id starts with this (repeatable).")] = None,
+    category: Annotated[list[str] | None, typer.Option(
+        "--category", help="Only articles of this product category, any case, whole ('credit cards' is not "
+        "'business credit cards'; a hit's `category`) (repeatable).")] = None,
+    customer_type: Annotated[list[str] | None, typer.Option(
+        "--customer-type", help="Only articles for this customer type (business, personal; a hit's "
+        "`customer_type`); general articles, of no known type, pass too (repeatable).")] = None,
+    detail: Annotated[str | None, typer.Option(
+        "--detail", help=f"More than the compact result: {', '.join(DETAILS)} = every page whole (intent, "
+        "every article with its summary). Same cost.")] = None,
     page: Annotated[str | None, typer.Option(
         "--page", help="Read this navigation page whole instead of searching (a page_id from `pages`).")] = None,
     workspace: WorkspaceOpt = None,
     skill: SkillOpt = "cs-guidance",
 ) -> None:
-    """Print ranked hits (JSON): each article's id, title, relevance (0-1), BM25 and dense ranks and its
-    best-matching passage; over the wiki backend also the ranked navigation pages. --page reads one page.
-    Each call spends one of the case's queries."""
+    """Print ranked hits (JSON, one hit or page per line): each article's id, title, relevance (0-1), BM25
+    and dense ranks, best-matching passage and facets (category, customer type); over the wiki backend
+    also the ranked navigation pages, each with its best-matching articles (--detail pages: whole).
+    --page reads one page. Each call spends one of the case's queries."""
     t = _tools(workspace, skill)
     if page is not None:
         if query:
@@ -297,8 +309,8 @@ def tool_retrieve(
     if not query or not query.strip():
         raise UserError("empty query: give some words to search for (or --page PAGE_ID)")
     filters = {"source_tags": tag, "title_prefixes": title_prefix, "title_contains": title_contains,
-               "id_prefixes": id_prefix}
-    print_json(retrieve_json(t.retrieve(query, k, filters=filters, case_id=case)))
+               "id_prefixes": id_prefix, "categories": category, "customer_types": customer_type}
+    write_raw(retrieve_text(retrieve_json(t.retrieve(query, k, filters=filters, case_id=case, detail=detail))))
 
 
 @tool_app.command("get-article")

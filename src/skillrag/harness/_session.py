@@ -123,12 +123,15 @@ class Session:
         return case
 
     @_serialized
-    def search(self, query: str, k: int | None = None, filters: Any = None) -> RetrieveResult:
-        """``SkillTools.retrieve``: hits, pages and budget; spends a query."""
+    def search(self, query: str, k: int | None = None, filters: Any = None, detail: str | None = None) -> RetrieveResult:
+        """``SkillTools.retrieve``: hits, pages and budget; spends a query. ``detail``: as ``retrieve``'s."""
         args: dict[str, Any] = {"query": query} | ({"k": k} if k is not None else {})
         if filters:
             args["filters"] = {key: v for key, v in dict(filters).items() if v}
-        result, t0 = self._call("retrieve", args, lambda: self.tools.retrieve(query, k, filters=filters))
+        if detail:
+            args["detail"] = detail
+        result, t0 = self._call("retrieve", args,
+                                lambda: self.tools.retrieve(query, k, filters=filters, detail=detail))
         self.record.queries.append(query)
         self._step("retrieve", args, t0, detail=f"{len(result)} hits, {len(result.pages)} pages")
         return result

@@ -224,20 +224,25 @@ class LLMHarness:
             title_prefix: list[str] | None = None,
             title_contains: list[str] | None = None,
             id_prefix: list[str] | None = None,
+            category: list[str] | None = None,
+            customer_type: list[str] | None = None,
+            detail: str | None = None,
             page: str | None = None,
         ) -> dict[str, Any]:
             """Search the knowledge base. Returns ranked hits (article_id, title, relevance 0-1, bm25_rank,
-            dense_rank, section, preview: the best-matching passage) and, over the wiki backend, ranked
-            navigation pages with the articles they cite. Filters (lists): tags, title_prefix, title_contains,
-            id_prefix. page=PAGE_ID reads one navigation page whole instead of searching. Spends one query."""
+            dense_rank, section, preview: the best-matching passage, category, customer_type) and, over the
+            wiki backend, ranked navigation pages, each with its best-matching articles (shown of; cut_by says
+            what left the others out). Filters (lists): tags, title_prefix, title_contains, id_prefix, category,
+            customer_type. detail='pages' gives every page whole. page=PAGE_ID reads one navigation page whole
+            instead of searching. Spends one query."""
             try:
                 if page is not None:
                     if query.strip():
                         return {"error": "give either a query or page, not both"}
                     return page_json(session.read_page(page))
                 filters = {"source_tags": tags, "title_prefixes": title_prefix, "title_contains": title_contains,
-                           "id_prefixes": id_prefix}
-                return retrieve_json(session.search(query, k, filters=filters))
+                           "id_prefixes": id_prefix, "categories": category, "customer_types": customer_type}
+                return retrieve_json(session.search(query, k, filters=filters, detail=detail))
             except BudgetExceeded as exc:
                 return over_budget(exc)
             except SkillragError as exc:

@@ -20,10 +20,14 @@ from typing import Any, Protocol
 from skillrag.errors import EmptyInputError, IndexStateError, UserError
 from skillrag.workspace import Workspace
 
-__all__ = ["Item", "PageSource", "WikiPageSource", "collect_items", "passages", "preview_of", "text_hash"]
+__all__ = ["FACETS_VERSION", "Item", "PageSource", "WikiPageSource", "collect_items", "common_facets", "corpus_facets",
+           "passages", "preview_of", "text_hash"]
 
 _WS = re.compile(r"\s+")
 PREVIEW_CHARS = 200
+#: The version of the facets the direct index records on its items (``corpus_facets``); part of the index
+#: parameters, so an index built before (or with another rule) is refused as stale, never read without them.
+FACETS_VERSION = 1
 
 
 def preview_of(body: str, chars: int = PREVIEW_CHARS) -> str:
@@ -49,10 +53,30 @@ class Item:
     cites: tuple[str, ...] = field(default=())
     content_hash: str = ""
     preview: str = ""
+    category: str = ""
+    customer_type: str = ""
 
     def record(self) -> dict[str, Any]:
         return {"id": self.id, "hash": self.hash, "title": self.title, "source_tag": self.source_tag,
-                "source_path": self.source_path, "cites": list(self.cites), "preview": self.preview}
+                "source_path": self.source_path, "cites": list(self.cites), "preview": self.preview,
+                "category": self.category, "customer_type": self.customer_type}
+
+
+def corpus_facets(articles: Sequence[Any]) -> dict[str, tuple[str, str]]:
+    """``{article id: (category, customer type)}`` of ``articles`` (the units the direct index holds:
+    ``ArticleStore.list(split_documents=False)``), by the navigation layer's family rule
+    (``skillrag.wiki.families.article_facets``, imported here only: it is the one rule for every backend)."""
+    from skillrag.wiki.families import article_facets
+
+    return {a: (f.category, f.customer_type) for a, f in article_facets(articles).items()}
+
+
+def common_facets(facets: Sequence[tuple[str, str]]) -> tuple[str, str]:
+    """The facets a group of articles shares (a navigation page's): each of category and customer type
+    where all agree, else ""."""
+    cats = {c for c, _ in facets}
+    kinds = {t for _, t in facets}
+    return (cats.pop() if len(cats) == 1 else "", kinds.pop() if len(kinds) == 1 else "")
 
 
 class PageSource(Protocol):
@@ -136,13 +160,15 @@ def collect_items(ws: Workspace, backend: str, pages: PageSource | None = None) 
         arts = ArticleStore(ws).list(split_documents=False)
         if not arts:
             raise EmptyInputError(f"{ws.root}: the corpus is empty; run `skillrag ingest PATH` first")
-        items = [
-            Item(id=a.id, title=a.title, text=a.body,
-                 hash=text_hash(f"{a.content_hash}\x00{a.title}\x00{a.source_tag}\x00{a.source_path}"),
-                 source_tag=a.source_tag, source_path=a.source_path, content_hash=a.content_hash,
-                 preview=preview_of(a.body))
-            for a in arts
-        ]
+        facets = corpus_facets(arts)  # they depend on the whole corpus: recomputed for every build
+        items = []
+        for a in arts:
+            cat, kind = facets.get(a.id, ("", ""))
+            items.append(Item(
+                id=a.id, title=a.title, text=a.body,
+                hash=text_hash(f"{a.content_hash}\x00{a.title}\x00{a.source_tag}\x00{a.source_path}\x00{cat}\x00{kind}"),
+                source_tag=a.source_tag, source_path=a.source_path, content_hash=a.content_hash,
+                preview=preview_of(a.body), category=cat, customer_type=kind))
         return items, None
     if backend != "wiki":
         raise ValueError(f"unknown backend {backend!r}")

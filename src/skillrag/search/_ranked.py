@@ -24,7 +24,7 @@ import numpy as np
 from skillrag.search.engines import Ranking, top_k
 from skillrag.search.fusion import reciprocal_rank_fusion
 
-__all__ = ["Ranked", "RetrieverRanking"]
+__all__ = ["RELEVANCE_DIGITS", "TIE_TOLERANCE", "Ranked", "RetrieverRanking", "relative_scores"]
 
 #: Depth a single-retriever order is first read to; each further read goes 4× deeper.
 FIRST_DEPTH = 64
@@ -228,3 +228,46 @@ class Ranked:
     def norm_of(self, i: int) -> float:
         """The normalised score of item ``i``."""
         return float(self.norm(np.array([i], dtype=np.int64))[0])
+
+
+#: Two ordering scores closer than this (relative) are a tie: the same fused ranks summed in another
+#: order may differ in the last bits of a float.
+TIE_TOLERANCE = 1e-12
+#: Decimals ``relevance`` is shown with; more only where fewer would show two different scores as equal.
+RELEVANCE_DIGITS = 3
+_MAX_DIGITS = 12
+
+
+def relative_scores(scores: list[float], floor: float) -> list[float]:
+    """The ``relevance`` of hits ordered by ``scores`` (best first): each score's distance above
+    ``floor`` (the least a candidate can score: 0 for a fused or BM25 score, −1 for a cosine) as a
+    fraction of the first's, so the first is 1.0 and every value follows the order.
+
+    Values are rounded to ``RELEVANCE_DIGITS`` decimals, or more where two neighbouring scores differ by
+    less than that shows (up to 12): each value gets as many as it takes for the gap to each neighbour to
+    exceed one unit of the last decimal, so whatever the rounding a lower score shows lower. Scores that
+    tie (within ``TIE_TOLERANCE``) show one value."""
+    if not scores:
+        return []
+    top = scores[0] - floor
+    groups: list[list[int]] = []  # runs of tied scores, best first
+    for i, s in enumerate(scores):
+        prev = scores[i - 1] if i else None
+        if prev is not None and abs(prev - s) <= TIE_TOLERANCE * max(abs(prev), abs(s), 1e-300):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    value = [(scores[g[0]] - floor) / top if top > 0 else 1.0 for g in groups]
+    digits = [RELEVANCE_DIGITS] * len(groups)
+    for j in range(1, len(groups)):
+        d = RELEVANCE_DIGITS
+        while d < _MAX_DIGITS and value[j - 1] - value[j] <= 10.0 ** -d:
+            d += 1
+        digits[j - 1] = max(digits[j - 1], d)
+        digits[j] = max(digits[j], d)
+    out = [0.0] * len(scores)
+    for j, g in enumerate(groups):
+        shown = 1.0 if j == 0 else round(value[j], digits[j])
+        for i in g:
+            out[i] = shown
+    return out

@@ -21,14 +21,17 @@ class Hit:
     ``hybrid``, the BM25 score for ``bm25``, the cosine similarity (−1..1) for ``dense``; with the
     ``wiki`` backend it is the reciprocal rank fusion of the best citing page's rank and the article's
     own rank (``search.wiki_order: fused``, the default) or the score of the best-ranked page citing it
-    (``page``). It orders hits but means little to a reader.
+    (``page``). Hits are ordered by it.
 
-    ``relevance`` (0–1, the first hit is 1.0) is the one to read: the weighted mean of the hit's BM25
-    score divided by the best BM25 score among the candidates and its cosine rescaled between the
-    candidates' median (0) and best (1) cosine, divided by the first hit's value and never above the
-    value of the hit ranked before it (see ``skillrag.search.retriever``). ``bm25_rank`` and
-    ``dense_rank`` are the article's 1-based ranks under BM25 and dense retrieval among the candidates
-    (``None`` when that retriever did not rank it: no query term in common, or not part of the mode).
+    ``relevance`` (0–1, the first hit is 1.0) says the same on a readable scale: the hit's score above
+    the least a candidate can score (0 for a fused or BM25 score, −1 for a cosine) as a fraction of the
+    first hit's (``skillrag.search._ranked.relative_scores``). It follows the order exactly: a hit ranked
+    below another on a lower score has a lower relevance, and two hits share a value only when their
+    scores tie (3 decimals, more where 3 would show two different scores as one). In ``hybrid`` mode
+    (fused ranks, ``rrf_k`` 60) 0.5 is about "ranked first by one retriever, not at all by the other".
+    ``bm25_rank`` and ``dense_rank`` are the article's 1-based ranks under BM25 and dense retrieval among
+    the candidates (``None`` when that retriever did not rank it: no query term in common, or not part
+    of the mode).
 
     ``preview`` is the passage of the body that best matches the query (BM25 over the article's
     passages), whitespace collapsed, at most ~280 characters and never cut inside a word (``…`` marks
@@ -36,6 +39,10 @@ class Hit:
     ``page_ids`` names the navigation pages that led to the article, best-ranked first, at most
     ``retriever.MAX_HIT_PAGES`` (3) of them (empty for the ``direct`` backend); each page lists every
     article it cites (``PageHit.articles``, ``PageView.articles``).
+
+    ``category`` and ``customer_type`` are the article's facets (``skillrag.wiki.families.article_facets``:
+    its product family's category, ``"business checking accounts"``, and ``"business"`` / ``"personal"``),
+    "" where the corpus does not say; ``SearchFilters.categories`` / ``customer_types`` filter on them.
     """
 
     article_id: str
@@ -47,12 +54,15 @@ class Hit:
     bm25_rank: int | None = None
     dense_rank: int | None = None
     section: str = ""
+    category: str = ""
+    customer_type: str = ""
 
     def to_dict(self) -> dict[str, object]:
-        """JSON-ready dict (``page_ids`` as a list)."""
+        """JSON-ready dict (``page_ids`` as a list; an unknown facet as None)."""
         return {"article_id": self.article_id, "score": self.score, "relevance": self.relevance,
                 "bm25_rank": self.bm25_rank, "dense_rank": self.dense_rank, "title": self.title,
-                "section": self.section, "preview": self.preview, "page_ids": list(self.page_ids)}
+                "section": self.section, "preview": self.preview, "page_ids": list(self.page_ids),
+                "category": self.category or None, "customer_type": self.customer_type or None}
 
 
 @dataclass(frozen=True)
@@ -74,8 +84,14 @@ class PageArticle:
 @dataclass(frozen=True)
 class PageHit:
     """A navigation page ranked for a query (``wiki`` backend): ``page_id``, ``kind`` (``entity``,
-    ``aspect`` or ``topic``), ``title``, ``intent``, ``relevance`` (0–1, as for ``Hit``) and the
-    ``articles`` it cites, in page order, with their titles (only those passing the filters)."""
+    ``aspect`` or ``topic``), ``title``, ``intent``, ``relevance`` (0–1, from the page ranking's scores as
+    for ``Hit``) and the ``articles`` it cites that pass the filters, best-matching the query first (the
+    direct index's ``norm`` of each; with ``wiki_order: page`` in page order), with their titles.
+
+    ``listed``: how many articles the page lists (as the reader's scope sees it, before filters);
+    ``cut_by``: the filters that left out some of them (``SearchFilters.line``), "" when none did, so a
+    list shorter than the page is never silent. ``category`` / ``customer_type``: the facets every
+    article the page lists shares ("" where they differ or are not known)."""
 
     page_id: str
     kind: str
@@ -83,10 +99,19 @@ class PageHit:
     intent: str
     relevance: float
     articles: tuple[PageArticle, ...] = ()
+    listed: int = 0
+    cut_by: str = ""
+    category: str = ""
+    customer_type: str = ""
 
     def to_dict(self) -> dict[str, object]:
+        """Every field: the page's whole (filtered) article list with summaries, ``shown`` / ``of`` (its
+        length and ``listed``) and ``cut_by`` (None when nothing cut it)."""
         return {"page_id": self.page_id, "kind": self.kind, "title": self.title, "intent": self.intent,
-                "relevance": self.relevance, "articles": [a.to_dict() for a in self.articles]}
+                "relevance": self.relevance, "category": self.category or None,
+                "customer_type": self.customer_type or None, "articles": [a.to_dict() for a in self.articles],
+                "shown": len(self.articles), "of": max(self.listed, len(self.articles)),
+                "cut_by": f"filter {self.cut_by}" if self.cut_by else None}
 
 
 @dataclass(frozen=True)
@@ -118,7 +143,12 @@ class SearchFilters(BaseModel):
     its ``source_path`` starts with one of ``path_prefixes``, its title starts with one of
     ``title_prefixes`` and contains one of ``title_contains`` (both case-insensitive, whitespace
     collapsed: ``title_contains=["internal"]`` finds "Internal: wire limits" and "Wire limits
-    (Internal)") and its id starts with one of ``id_prefixes`` (case-sensitive, as ids are).
+    (Internal)"), its id starts with one of ``id_prefixes`` (case-sensitive, as ids are), its
+    ``category`` is one of ``categories`` (case-insensitive, whole: ``"checking accounts"`` is not
+    ``"business checking accounts"``) and its ``customer_type`` one of ``customer_types``; an article
+    whose customer type is not known (a general family: it applies to every customer) passes every
+    ``customer_types`` filter. Category and customer type are the article's facets
+    (``skillrag.wiki.families.article_facets``), recorded on the index's items.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -128,13 +158,16 @@ class SearchFilters(BaseModel):
     title_prefixes: list[str] | None = None
     title_contains: list[str] | None = None
     id_prefixes: list[str] | None = None
+    categories: list[str] | None = None
+    customer_types: list[str] | None = None
 
     def is_empty(self) -> bool:
         return not (self.source_tags or self.path_prefixes or self.title_prefixes or self.title_contains
-                    or self.id_prefixes)
+                    or self.id_prefixes or self.categories or self.customer_types)
 
-    def accepts(self, source_tag: str, source_path: str, title: str = "", article_id: str = "") -> bool:
-        """True when an article with this tag, path, title and id passes the filter."""
+    def accepts(self, source_tag: str, source_path: str, title: str = "", article_id: str = "", *,
+                category: str = "", customer_type: str = "") -> bool:
+        """True when an article with this tag, path, title, id and facets passes the filter."""
         if self.source_tags and source_tag not in self.source_tags:
             return False
         if self.path_prefixes and not any(source_path.startswith(p) for p in self.path_prefixes):
@@ -144,16 +177,29 @@ class SearchFilters(BaseModel):
             return False
         if self.title_contains and not any(_flat(p) in flat for p in self.title_contains):
             return False
+        if self.categories and _flat(category) not in {_flat(c) for c in self.categories}:
+            return False
+        if self.customer_types and customer_type and _flat(customer_type) not in {
+                _flat(c) for c in self.customer_types}:
+            return False
         return not self.id_prefixes or any(article_id.startswith(p) for p in self.id_prefixes)
 
     def accepts_item(self, item: dict[str, object]) -> bool:
-        """``accepts`` for an index item record (``id, title, source_tag, source_path``)."""
+        """``accepts`` for an index item record (``id, title, source_tag, source_path, category,
+        customer_type``)."""
         return self.accepts(str(item.get("source_tag", "")), str(item.get("source_path", "")),
-                            str(item.get("title", "")), str(item.get("id", "")))
+                            str(item.get("title", "")), str(item.get("id", "")),
+                            category=str(item.get("category", "") or ""),
+                            customer_type=str(item.get("customer_type", "") or ""))
 
     def describe(self) -> dict[str, list[str]]:
         """The fields that restrict something, for tool results."""
         return {k: list(v) for k, v in self.model_dump().items() if v}
+
+    def line(self) -> str:
+        """The restriction in a few words, as a page list that it cut says (``id_prefixes=doc_a_, doc_b_;
+        categories=credit cards``)."""
+        return "; ".join(f"{k}={', '.join(v)}" for k, v in self.describe().items())
 
 
 def _flat(text: str) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from skillrag.search._items import Item, PageSource, collect_items, passages, text_hash
+from skillrag.search._items import FACETS_VERSION, Item, PageSource, collect_items, passages, text_hash
 from skillrag.search._types import IndexReport
 from skillrag.search.embedders import Embedder, get_embedder
 from skillrag.search.engines import BuildInput, get_engine
@@ -46,7 +46,7 @@ def index_params(s: SearchSettings) -> dict[str, Any]:
     """The settings that change the stored index (a change means a rebuild)."""
     return {"stopwords": s.stopwords, "stemmer": s.stemmer, "bm25_k1": s.bm25_k1, "bm25_b": s.bm25_b,
             "bm25_method": "lucene", "title_weight": s.title_weight, "passage_words": s.passage_words,
-            "passage_overlap": s.passage_overlap}
+            "passage_overlap": s.passage_overlap, "facets": FACETS_VERSION}
 
 
 def read_manifest(ws: Workspace, backend: str) -> dict[str, Any] | None:

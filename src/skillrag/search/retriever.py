@@ -54,6 +54,7 @@ depth, fusion, aggregation, filters, freshness) is this module's and the same on
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sqlite3
 import threading
@@ -63,9 +64,16 @@ import numpy as np
 
 from skillrag.corpus import ArticleStore, ScopedArticles
 from skillrag.errors import EmptyInputError, IndexStateError, SkillragError, UserError
-from skillrag.search._items import PageSource, WikiPageSource, no_layer_error, preview_of
+from skillrag.search._items import (
+    PageSource,
+    WikiPageSource,
+    common_facets,
+    corpus_facets,
+    no_layer_error,
+    preview_of,
+)
 from skillrag.search._passages import ScoredText, analyse, best_passage
-from skillrag.search._ranked import Ranked, RetrieverRanking
+from skillrag.search._ranked import Ranked, RetrieverRanking, relative_scores
 from skillrag.search._types import Hit, PageArticle, PageHit, PageView, SearchFilters
 from skillrag.search.embedders import Embedder
 from skillrag.search.engines import ScoringIndex, get_engine
@@ -129,6 +137,7 @@ class Retriever:
         self._qvec_memo: tuple[str, np.ndarray] | None = None
         self._inv_vocab: dict[int, str] | None = None
         self._passage_cache: dict[str, ScoredText] = {}
+        self._corpus_facets: dict[str, tuple[str, str]] | None = None  # wiki_order page only (_facets_of)
         if backend == "wiki" and self.settings.wiki_order == "fused":
             try:
                 self._articles = Retriever(ws, "direct", mode, embedder)
@@ -342,11 +351,11 @@ class Retriever:
             return []
         self.check_fresh()
         filters = filters if filters is not None and not filters.is_empty() else None
-        ranked = self._rank(query, qvec=self._query_vector_once(query))
-        out: list[PageHit] = []
-        best: float | None = None
-        last = 1.0
-        for i, _ in ranked:
+        qvec = self._query_vector_once(query)
+        ranked = self._rank(query, qvec=qvec)
+        match = self._article_ranking(query, qvec)
+        found: list[tuple[float, PageHit]] = []
+        for i, score in ranked:
             item = self.items[i]
             try:
                 page = self._pages.load_page(self.ws, item["id"])
@@ -354,18 +363,19 @@ class Retriever:
                 continue  # a page removed since the build: check_fresh catches it on the next call
             if scope is not None and (page := scope.page(page)) is None:
                 continue  # derived from articles outside the reader's scope
-            arts = self._page_articles(page, filters)
+            listed, arts = self._page_articles(page, filters, match)
             if not arts:
                 continue
-            value = ranked.norm_of(i)
-            best = value if best is None else best
-            last = min(last, value / best) if best > 0 else 0.0
-            out.append(PageHit(page_id=item["id"], kind=str(getattr(page, "kind", "topic") or "topic"),
-                               title=item["title"], intent=str(getattr(page, "intent", "") or ""),
-                               relevance=round(last, 3), articles=tuple(arts)))
-            if len(out) == k:
+            category, kind = common_facets(list(self._facets_of([a.id for a in listed]).values()))
+            found.append((score, PageHit(
+                page_id=item["id"], kind=str(getattr(page, "kind", "topic") or "topic"), title=item["title"],
+                intent=str(getattr(page, "intent", "") or ""), relevance=1.0, articles=tuple(arts),
+                listed=len(listed), cut_by=filters.line() if filters is not None and len(arts) < len(listed) else "",
+                category=category, customer_type=kind)))
+            if len(found) == k:
                 break
-        return out
+        rel = relative_scores([sc for sc, _ in found], self._score_floor(fused=False))
+        return [dataclasses.replace(h, relevance=r) for (_, h), r in zip(found, rel, strict=True)]
 
     def read_page(self, page_id: str, *, scope: ScopedArticles | None = None) -> PageView:
         """One navigation page whole (``PageView``), as ``scope`` (if given) may see it. Raises
@@ -379,28 +389,73 @@ class Retriever:
         evidence, and a reader acting for a skill sees one through ``ScopedArticles.page``."""
         return self._pages.load_page(self.ws, page_id)
 
-    def _page_articles(self, page: Any, filters: SearchFilters | None) -> list[PageArticle]:
+    def _page_articles(self, page: Any, filters: SearchFilters | None,
+                       match: Any) -> tuple[list[PageArticle], list[PageArticle]]:
+        """``(listed, shown)``: the articles ``page`` cites that the corpus still holds, in page order, and
+        those of them that pass ``filters``, best-matching first (``match``: the direct index's ranking of
+        the query, ``_article_ranking``; by ``norm``, ties in the page's order; None: the page's order)."""
         ids = list(page.article_ids())
         summaries = {str(getattr(s, "id", "")): str(getattr(s, "summary", "") or "")
                      for s in getattr(page, "sources", ()) or ()}
         arts = self._articles if self._articles is not None else None
-        out: list[PageArticle] = []
+        listed: list[PageArticle] = []
+        shown: list[PageArticle] = []
         if arts is not None:
             for a in ids:
                 j = arts.index_of.get(a)
                 if j is None:
                     continue
                 it = arts.items[j]
+                entry = PageArticle(a, it["title"], summaries.get(a, ""))
+                listed.append(entry)
                 if filters is None or filters.accepts_item(it):
-                    out.append(PageArticle(a, it["title"], summaries.get(a, "")))
+                    shown.append(entry)
+        else:
+            found = self._store.get_many(ids)
+            facets = self._facets_of(ids) if filters is not None else {}
+            for a in ids:
+                art = found.get(a)
+                if art is None:
+                    continue
+                entry = PageArticle(a, art.title, summaries.get(a, ""))
+                listed.append(entry)
+                cat, kind = facets.get(a, ("", ""))
+                if filters is None or filters.accepts(art.source_tag, art.source_path, art.title, art.id,
+                                                      category=cat, customer_type=kind):
+                    shown.append(entry)
+        if match is not None and arts is not None and len(shown) > 1:
+            value = match.norm(np.array([arts.index_of[e.id] for e in shown], dtype=np.int64)).tolist()
+            at = {e.id: n for n, e in enumerate(shown)}
+            shown.sort(key=lambda e: (-value[at[e.id]], at[e.id]))
+        return listed, shown
+
+    def _article_ranking(self, query: str, qvec: np.ndarray | None) -> Ranked | None:
+        """The direct index's ranking of ``query`` under this mode, whose ``norm`` (BM25 over the best and
+        the cosine rescaled from the median to the best, 0–1) orders a page's article list best-matching
+        first; None without the direct index (``wiki_order: page``: the page's own order)."""
+        return self._articles._rank(query, qvec=qvec) if self._articles is not None else None
+
+    def _facets_of(self, ids: list[str]) -> dict[str, tuple[str, str]]:
+        """The facets (category, customer type) of the articles ``ids``, as the direct index recorded them
+        (``skillrag.wiki.families.article_facets`` at build time); without a direct index (``wiki_order:
+        page``) computed from the corpus by the same rule, once per retriever."""
+        src = self if self.backend == "direct" else self._articles
+        if src is not None:
+            out = {}
+            for a in ids:
+                j = src.index_of.get(a)
+                if j is not None:
+                    it = src.items[j]
+                    out[a] = (str(it.get("category", "") or ""), str(it.get("customer_type", "") or ""))
             return out
-        found = self._store.get_many(ids)
-        for a in ids:
-            art = found.get(a)
-            if art is not None and (filters is None or filters.accepts(art.source_tag, art.source_path,
-                                                                       art.title, art.id)):
-                out.append(PageArticle(a, art.title, summaries.get(a, "")))
-        return out
+        if self._corpus_facets is None:
+            self._corpus_facets = corpus_facets(self._store.list(split_documents=False))
+        return {a: self._corpus_facets[a] for a in ids if a in self._corpus_facets}
+
+    def _score_floor(self, *, fused: bool) -> float:
+        """The least score a candidate can have, the zero of ``relevance``: a cosine's −1 (dense mode), else
+        0 (reciprocal rank fusion, BM25). ``fused``: a wiki hit's fused page/article score (0)."""
+        return -1.0 if self.mode == "dense" and not fused else 0.0
 
     # -- hits --------------------------------------------------------------------------------------
     def _query_vector_once(self, query: str) -> np.ndarray | None:
@@ -434,27 +489,27 @@ class Retriever:
             inv = self._inv_vocab = {v: t for t, v in self.vocab.items()}
         return {inv[t]: float(self.idf[t]) for t in dict.fromkeys(self.query_terms(query))}
 
-    def _hits(self, chosen: list[tuple[str, float, float, int, int, tuple[str, ...]]], query: str) -> list[Hit]:
-        """Hits for ``(article id, score, normalised score, bm25 rank, dense rank, page ids)``, best
-        first: relevance relative to the first hit (never above the previous hit's), titles from the
-        store, and the best-matching passage as the preview."""
+    def _hits(self, chosen: list[tuple[str, float, int, int, tuple[str, ...]]], query: str, *,
+              fused: bool = False) -> list[Hit]:
+        """Hits for ``(article id, ordering score, bm25 rank, dense rank, page ids)``, best first: relevance
+        from the ordering scores (``relative_scores``), titles from the store, facets from the index, and
+        the best-matching passage as the preview. ``fused``: the scores are the wiki's fused ones."""
         if not chosen:
             return []
         arts = self._store.get_many([c[0] for c in chosen])
+        kept = [c for c in chosen if c[0] in arts]  # one removed since the build (check_fresh passed): skipped
+        facets = self._facets_of([c[0] for c in kept])
         weights = self._query_weights(query)
+        rel = relative_scores([c[1] for c in kept], self._score_floor(fused=fused))
         out: list[Hit] = []
-        top = chosen[0][2]
-        last = 1.0
-        for aid, score, norm, br, dr, pages in chosen:
-            art = arts.get(aid)
-            if art is None:
-                continue  # removed since the build (check_fresh passed a moment ago): skip it
-            last = min(last, norm / top) if top > 0 else 0.0
+        for (aid, score, br, dr, pages), relevance in zip(kept, rel, strict=True):
+            art = arts[aid]
             preview, section = best_passage(art.body, art.sections, weights, self.analyzer.terms,
                                             analysed=self._analysed(art.content_hash, art.body))
+            cat, kind = facets.get(aid, ("", ""))
             out.append(Hit(article_id=aid, score=float(score), title=art.title, preview=preview,
-                           page_ids=pages[:MAX_HIT_PAGES], relevance=round(last, 3), bm25_rank=br or None,
-                           dense_rank=dr or None, section=section))
+                           page_ids=pages[:MAX_HIT_PAGES], relevance=relevance, bm25_rank=br or None,
+                           dense_rank=dr or None, section=section, category=cat, customer_type=kind))
         return out
 
     def _search_direct(self, query: str, k: int, filters: SearchFilters | None) -> list[Hit]:
@@ -464,9 +519,8 @@ class Retriever:
         r = self._rank(query, mask, self._query_vector_once(query), filters)
         head = r.head(k)
         idx = np.array([i for i, _ in head], dtype=np.int64)
-        norm, (bm, de) = r.norm(idx), r.ranks(idx)
-        chosen = [(self.items[i]["id"], sc, float(norm[j]), int(bm[j]), int(de[j]), ())
-                  for j, (i, sc) in enumerate(head)]
+        bm, de = r.ranks(idx)
+        chosen = [(self.items[i]["id"], sc, int(bm[j]), int(de[j]), ()) for j, (i, sc) in enumerate(head)]
         return self._hits(chosen, query)
 
     def _search_wiki(self, query: str, k: int, filters: SearchFilters | None) -> list[Hit]:
@@ -474,48 +528,47 @@ class Retriever:
             return self._search_wiki_fused(query, k, filters, self._articles)
         r = self._rank(query, qvec=self._query_vector_once(query))
         ranked = list(r)  # every ranked page: each hit lists all the pages that lead to it
-        page_norm = r.norm(np.array([i for i, _ in ranked], dtype=np.int64))
         order: list[str] = []
-        first: dict[str, tuple[float, float]] = {}
+        first: dict[str, float] = {}
         led_by: dict[str, list[str]] = {}
-        for (i, score), pn in zip(ranked, page_norm.tolist(), strict=True):
+        for i, score in ranked:
             page = self.items[i]
             for a in page["cites"]:
                 if a not in led_by:
                     led_by[a] = []
                     order.append(a)
-                    first[a] = (score, pn)
+                    first[a] = score
                 led_by[a].append(page["id"])
-        chosen: list[tuple[str, float, float, int, int, tuple[str, ...]]] = []
+        chosen: list[tuple[str, float, int, int, tuple[str, ...]]] = []
         step = max(4 * k, 50)
         for start in range(0, len(order), step):
             chunk = order[start : start + step]
             arts = self._store.get_many(chunk)
+            facets = self._facets_of(chunk) if filters is not None else {}
             for a in chunk:
                 art = arts.get(a)
+                cat, kind = facets.get(a, ("", ""))
                 if art is None or (filters is not None and not filters.accepts(
-                        art.source_tag, art.source_path, art.title, art.id)):
+                        art.source_tag, art.source_path, art.title, art.id, category=cat, customer_type=kind)):
                     continue
-                chosen.append((a, first[a][0], first[a][1], 0, 0, tuple(led_by[a])))
+                chosen.append((a, first[a], 0, 0, tuple(led_by[a])))
                 if len(chosen) == k:
                     return self._hits(chosen, query)
         return self._hits(chosen, query)
 
     def _search_wiki_fused(self, query: str, k: int, filters: SearchFilters | None, arts: Retriever) -> list[Hit]:
         """``wiki_order="fused"`` (module doc): RRF of the best citing page's rank and the article's
-        own rank among the articles the ranked pages reach. A hit's normalised score is the mean of
-        its best page's and its own; its BM25 and dense ranks are its own among the reached articles."""
-        return self._hits(self._fused_order(query, k, filters, arts), query)
+        own rank among the articles the ranked pages reach; its BM25 and dense ranks are its own among
+        the reached articles."""
+        return self._hits(self._fused_order(query, k, filters, arts), query, fused=True)
 
     def _fused_order(self, query: str, k: int, filters: SearchFilters | None,
-                     arts: Retriever) -> list[tuple[str, float, float, int, int, tuple[str, ...]]]:
+                     arts: Retriever) -> list[tuple[str, float, int, int, tuple[str, ...]]]:
         """The top ``k`` of the fused wiki order as ``_hits`` takes them (the ranking alone)."""
         qvec = self._query_vector_once(query)
         pages = self._rank(query, qvec=qvec)
         ranked = [i for i, _ in pages]  # every ranked page (the pages lead to the candidate articles)
-        norms = pages.norm(np.array(ranked, dtype=np.int64)).tolist()
         page_rank: dict[str, int] = {}
-        page_norm: dict[str, float] = {}
         led_by: dict[str, list[str]] = {}
         for r, i in enumerate(ranked):
             page = self.items[i]
@@ -523,7 +576,6 @@ class Retriever:
                 if a not in led_by:
                     led_by[a] = []
                     page_rank[a] = r
-                    page_norm[a] = norms[r]
                 led_by[a].append(page["id"])
         mask = np.zeros(len(arts.items), dtype=bool)
         for a in led_by:
@@ -543,9 +595,8 @@ class Retriever:
         pos = {a: n for n, a in enumerate(led_by)}  # last tie-breaker: the order the pages cite them
         best = sorted(scores, key=lambda a: (-scores[a], page_rank[a], art_rank.get(a, unranked), pos[a]))[:k]
         idx = np.array([arts.index_of[a] for a in best], dtype=np.int64)
-        own_norm, (bm, de) = own.norm(idx).tolist(), own.ranks(idx)
-        return [(a, scores[a], (page_norm[a] + own_norm[n]) / 2, int(bm[n]), int(de[n]), tuple(led_by[a]))
-                for n, a in enumerate(best)]
+        bm, de = own.ranks(idx)
+        return [(a, scores[a], int(bm[n]), int(de[n]), tuple(led_by[a])) for n, a in enumerate(best)]
 
 
 def read_page(ws: Workspace, page_id: str, *, pages: PageSource | None = None,

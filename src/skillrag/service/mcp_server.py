@@ -77,12 +77,15 @@ def build_mcp_server(
 
     @server.tool(description=(
         "Search the knowledge base: ranked source articles (id, title, relevance 0-1, BM25 and dense ranks, "
-        "best-matching passage and its section) and, over the wiki backend, ranked navigation pages with the "
-        "articles they cite. Filters: tags, title_prefix, title_contains, id_prefix (lists). page=PAGE_ID reads "
-        "one page whole instead. Spends one query of the case (case_id: default the case loaded last)."))
+        "best-matching passage and its section, category and customer_type) and, over the wiki backend, ranked "
+        "navigation pages each with its best-matching articles (shown of; cut_by says what left others out). "
+        "Filters: tags, title_prefix, title_contains, id_prefix, category, customer_type (lists). "
+        "detail='pages' gives every page whole. page=PAGE_ID reads one page whole instead. Spends one query "
+        "of the case (case_id: default the case loaded last)."))
     def retrieve(query: str = "", k: int | None = None, tags: list[str] | None = None,
                  title_prefix: list[str] | None = None, title_contains: list[str] | None = None,
-                 id_prefix: list[str] | None = None, page: str | None = None,
+                 id_prefix: list[str] | None = None, category: list[str] | None = None,
+                 customer_type: list[str] | None = None, detail: str | None = None, page: str | None = None,
                  case_id: str | None = None) -> dict[str, Any]:
         try:
             if page is not None:
@@ -90,8 +93,8 @@ def build_mcp_server(
                     raise UserError("give either a query or page, not both")
                 return page_json(tools.read_page(page, case_id=case_id))
             filters = {"source_tags": tags, "title_prefixes": title_prefix, "title_contains": title_contains,
-                       "id_prefixes": id_prefix}
-            return retrieve_json(tools.retrieve(query, k, filters=filters, case_id=case_id))
+                       "id_prefixes": id_prefix, "categories": category, "customer_types": customer_type}
+            return retrieve_json(tools.retrieve(query, k, filters=filters, case_id=case_id, detail=detail))
         except SkillragError as exc:
             return _fail(exc)
 

@@ -1,10 +1,15 @@
 """Per-case budgets of the four tools: one account in the workspace store, shared by every surface.
 
 Each case is its own *session* with three budgets: ``retrieve`` calls (queries; reading one
-navigation page with ``retrieve --page`` is a query too), ``get_article`` reads (fetches; a
-``--summary`` or ``--section`` read is a fetch) and ``save_output`` attempts (saves: the first save
-plus ``max_save_retries``; a ``--check`` is not a save). A call that fails (unknown id, empty query)
-is not charged. A call past a budget is refused with ``BudgetExceeded`` whose message is one line,
+navigation page with ``retrieve --page`` is a query too), articles read with ``get_article``
+(fetches) and ``save_output`` attempts (saves: the first save plus ``max_save_retries``; a
+``--check`` is not a save). A call that fails (unknown id, empty query) is not charged.
+
+A fetch is charged **once per article per case** (``ONCE_PER_TARGET``): the first read of an article
+spends one, whether it reads the whole body, one section or the summary; any later read of the same
+article in the same session (again, another section, the whole after a section, ``--json``) is free,
+also once the fetch budget is spent. Re-reading shows nothing new, so the budget still bounds how many
+articles a case sees; the measurements behind the choice are in ``benchmarks/results/read_costs.md``. A call past a budget is refused with ``BudgetExceeded`` whose message is one line,
 the same on the command line, the exported scripts, MCP and the LLM harness (``refusal``).
 
 Each save attempt's result is kept too (``tool_session_saves``: the receipt an accepted save printed,
@@ -42,7 +47,8 @@ from skillrag.errors import BudgetExceeded, UserError
 from skillrag.skill.config import SkillBudgets
 from skillrag.workspace import Workspace
 
-__all__ = ["COUNTED", "BudgetLedger", "BudgetLimits", "BudgetState", "Charge", "budget_values", "refusal"]
+__all__ = ["COUNTED", "ONCE_PER_TARGET", "BudgetLedger", "BudgetLimits", "BudgetState", "Charge", "budget_values",
+           "refusal"]
 
 Charge = Literal["query", "fetch", "save"]
 
@@ -89,14 +95,18 @@ CREATE TABLE IF NOT EXISTS tool_session_saves (
 #: When the counts of a tool result's ``budget`` are taken (it says so in every result).
 COUNTED = "after this call"
 _COLUMN = {"query": ("queries", "max_queries"), "fetch": ("fetches", "max_fetches"), "save": ("saves", "max_saves")}
-#: Longest ``target`` kept per call in the account (a query can be a whole case).
+#: Longest ``target`` kept per call in the account (a query can be a whole case); an article id (a
+#: fetch's target) is kept whole, since a re-read is recognised by it.
 TARGET_CHARS = 300
+#: Charges spent once per target per session: a fetch, once per article (module doc).
+ONCE_PER_TARGET: frozenset[str] = frozenset({"fetch"})
 
 
 @dataclass(frozen=True)
 class BudgetLimits:
-    """The three per-case budgets: ``max_queries`` retrieve calls, ``max_fetches`` get_article reads,
-    ``max_saves`` save_output attempts (= ``max_save_retries`` + 1)."""
+    """The three per-case budgets: ``max_queries`` retrieve calls, ``max_fetches`` articles read with
+    get_article (each charged once per case: a re-read is free), ``max_saves`` save_output attempts
+    (= ``max_save_retries`` + 1)."""
 
     max_queries: int
     max_fetches: int
@@ -182,8 +192,9 @@ def refusal(kind: Charge, state: BudgetState) -> str:
         return (f"query budget spent ({lim.max_queries} retrieve calls for case {case!r}); this call was refused: "
                 "work with what you have found and call save_output")
     if kind == "fetch":
-        return (f"fetch budget spent ({lim.max_fetches} get_article reads for case {case!r}); this call was "
-                "refused: quote from the articles you have read and call save_output")
+        return (f"fetch budget spent ({lim.max_fetches} articles read with get_article for case {case!r}); this "
+                "call was refused: quote from the articles you have read (re-reading them is free) and call "
+                "save_output")
     return f"save budget spent ({lim.max_saves} save_output attempts for case {case!r}); this call was refused"
 
 
@@ -264,35 +275,51 @@ class BudgetLedger:
     # -- charges --------------------------------------------------------------------------------
     def charge(self, session_id: str, kind: Charge, tool: str, target: str = "") -> tuple[BudgetState, int]:
         """Spend one unit of ``kind``: ``(state after the charge, call number)``. A spent budget raises
-        ``BudgetExceeded`` (``refusal``'s line) and is recorded as a refused call."""
+        ``BudgetExceeded`` (``refusal``'s line) and is recorded as a refused call. A kind in
+        ``ONCE_PER_TARGET`` (a fetch) whose ``target`` this session already paid for and read is free: the
+        call is recorded uncharged (``charged`` says so) and never refused."""
         count, limit = _COLUMN[kind]
         with self._write() as conn:
             row = conn.execute("SELECT * FROM tool_sessions WHERE id = ?", (session_id,)).fetchone()
             if row is None:
                 raise UserError(f"no tool session {session_id!r} in this workspace")
             state = _state(row)
+            if kind in ONCE_PER_TARGET and conn.execute(
+                    "SELECT 1 FROM tool_session_calls WHERE session_id = ? AND tool = ? AND target = ? AND ok = 1 "
+                    "AND charged = ? LIMIT 1", (session_id, tool, target, kind)).fetchone() is not None:
+                conn.execute("UPDATE tool_sessions SET updated_at = ? WHERE id = ?", (_now(), session_id))
+                return state, self._log(conn, session_id, tool, target, None, True, whole=True)
             if row[count] >= row[limit]:
                 self._log(conn, session_id, tool, target, None, False)
                 refused = refusal(kind, state)
             else:
                 conn.execute(f"UPDATE tool_sessions SET {count} = {count} + 1, updated_at = ? WHERE id = ?",
                              (_now(), session_id))
-                seq = self._log(conn, session_id, tool, target, kind, True)
+                seq = self._log(conn, session_id, tool, target, kind, True, whole=kind in ONCE_PER_TARGET)
                 row = conn.execute("SELECT * FROM tool_sessions WHERE id = ?", (session_id,)).fetchone()
                 return _state(row), seq
         raise BudgetExceeded(refused)
 
     def refund(self, session_id: str, seq: int) -> None:
-        """Undo the charge of call ``seq`` (the call failed); the call stays logged as not ok."""
+        """Undo the charge of call ``seq`` (the call failed; a free call has none to undo); the call stays
+        logged as not ok."""
         with self._write() as conn:
             row = conn.execute("SELECT charged, ok FROM tool_session_calls WHERE session_id = ? AND seq = ?",
                                (session_id, seq)).fetchone()
-            if row is None or not row["ok"] or row["charged"] is None:
+            if row is None or not row["ok"]:
                 return
-            count = _COLUMN[row["charged"]][0]
-            conn.execute(f"UPDATE tool_sessions SET {count} = MAX(0, {count} - 1) WHERE id = ?", (session_id,))
+            if row["charged"] is not None:
+                count = _COLUMN[row["charged"]][0]
+                conn.execute(f"UPDATE tool_sessions SET {count} = MAX(0, {count} - 1) WHERE id = ?", (session_id,))
             conn.execute("UPDATE tool_session_calls SET ok = 0, charged = NULL WHERE session_id = ? AND seq = ?",
                          (session_id, seq))
+
+    def charged(self, session_id: str, seq: int) -> bool:
+        """Whether call ``seq`` spent a unit of a budget (a re-read of an article is free)."""
+        with self.workspace.connect() as conn:
+            row = conn.execute("SELECT charged FROM tool_session_calls WHERE session_id = ? AND seq = ?",
+                               (session_id, seq)).fetchone()
+        return row is not None and row["charged"] is not None
 
     def note(self, session_id: str, tool: str, target: str = "", ok: bool = True) -> None:
         """Record an uncharged call (``load_case``, a ``--check``)."""
@@ -307,12 +334,14 @@ class BudgetLedger:
 
     @staticmethod
     def _log(conn: sqlite3.Connection, session_id: str, tool: str, target: str, charged: str | None,
-             ok: bool) -> int:
+             ok: bool, *, whole: bool = False) -> int:
+        """Record a call; ``target`` is cut to ``TARGET_CHARS`` unless ``whole`` (an article id)."""
         seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM tool_session_calls WHERE session_id = ?",
                            (session_id,)).fetchone()[0]
         conn.execute("INSERT INTO tool_session_calls (session_id, seq, tool, target, charged, ok, at) "
                      "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                     (session_id, seq, tool, target[:TARGET_CHARS], charged, 1 if ok else 0, _now()))
+                     (session_id, seq, tool, target if whole else target[:TARGET_CHARS], charged, 1 if ok else 0,
+                      _now()))
         return int(seq)
 
     # -- what happened ----------------------------------------------------------------------------

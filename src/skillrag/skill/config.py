@@ -20,7 +20,8 @@ class SkillBudgets(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     max_queries: int | None = Field(None, ge=1, description="retrieve calls per case.")
-    max_fetches: int | None = Field(None, ge=0, description="get_article calls per case.")
+    max_fetches: int | None = Field(None, ge=0, description="Articles read with get_article per case (a re-read "
+                                    "of an article already read in the case is free).")
     max_save_retries: int | None = Field(None, ge=0, description="Rejected saves retried before failing.")
     max_tokens: int | None = Field(None, ge=1, description="Model tokens per case.")
     max_seconds: float | None = Field(None, gt=0, description="Wall time per case, in seconds.")
@@ -40,6 +41,10 @@ class SkillConfig(BaseModel):
     k: int = Field(10, ge=1, le=MAX_K, description="Results per `retrieve` call, in article ids.")
     pages: int = Field(
         3, ge=0, le=50, description="Navigation pages per `retrieve` call (wiki backend only; 0 = none)."
+    )
+    page_articles: int = Field(
+        8, ge=0, le=MAX_K, description="Articles each page of a compact `retrieve` result lists, best-matching "
+        "the query first (the rest are counted; `--detail pages` or `--page` lists them all)."
     )
     max_snippets: int = Field(15, ge=1, le=200, description="Most snippets one output may carry.")
     min_snippets: int = Field(1, ge=0, description="Fewest snippets one output must carry.")

@@ -110,8 +110,8 @@ sys.exit(main("{command}", sys.argv[1:]))
 _DOCS = {
     "load_case": "Usage: load_case.py CASE_ID  -> the case as JSON (no ground truth), its as_of date, the budget.",
     "retrieve": ('Usage: retrieve.py "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] '
-                 "[--title-contains W] [--tag TAG] | retrieve.py --page PAGE_ID --case CASE_ID  "
-                 "-> ranked hits (and pages) as JSON."),
+                 "[--title-contains W] [--tag TAG] [--category C] [--customer-type T] [--detail pages] | "
+                 "retrieve.py --page PAGE_ID --case CASE_ID  -> ranked hits (and pages) as JSON, one per line."),
     "get_article": ("Usage: get_article.py 'ARTICLE_ID' --case CASE_ID [--section N] [--summary] [--json]  "
                     "-> header + the article text."),
     "save_output": ("Usage: save_output.py OUT.json [--check] | save_output.py --status CASE_ID  -> validates and "
@@ -128,7 +128,7 @@ a new process, so name the case each time with `--case CASE_ID` (or set `SKILLRA
 budgets above are kept per case in the workspace and enforced on these scripts too.
 
 - `python scripts/load_case.py CASE_ID`
-- `python scripts/retrieve.py "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--title-contains W] [--tag TAG]`
+- `python scripts/retrieve.py "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--title-contains W] [--tag TAG] [--category C] [--customer-type T] [--detail pages]`
 - `python scripts/retrieve.py --page PAGE_ID --case CASE_ID`
 - `python scripts/get_article.py 'ARTICLE_ID' --case CASE_ID [--section N] [--summary] [--json]`
 - `python scripts/save_output.py OUT.json --check`, then `python scripts/save_output.py OUT.json`
@@ -152,7 +152,7 @@ in the workspace.
 | budget | per case | what spends it |
 |---|---|---|
 | queries | {max_queries} | each `retrieve` call, `--page` reads included |
-| fetches | {max_fetches} | each `get_article` call, `--summary` and `--section` reads included |
+| fetches | {max_fetches} | each article read with `get_article` (whole, `--section` or `--summary`), once per case: a re-read of an article already read in the case is free |
 | saves | {max_saves} | each `save_output` without `--check` (the first save + {max_save_retries} retries) |
 
 `load_case` starts the case's session (calling it again continues it; nothing is reset). Later calls
@@ -169,15 +169,23 @@ Returns `case_id, contact_reason, contact_reason_path, case_notes, case_messages
 as_of, n_messages, n_notes, budget`. `as_of` is the case's reference date (ISO): judge offer windows
 and deadlines against it. Reference answers are never returned.
 
-## retrieve "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--title-contains W] [--tag TAG]
-Returns `{{case_id, query, filters, hits, pages, budget}}`. `hits` (up to K, default {k}), best first:
-`article_id, title, relevance` (0-1 within this result, the first hit is 1.0), `bm25_rank, dense_rank`
-(the article's rank under keyword and under meaning search; null = not ranked by that one),
-`section` and `preview` (the passage that matched best; for reading, not for quoting), `page_ids`
-(the best-ranked pages, at most 3, that led to the article; wiki backend only).
-`pages` (backend `wiki` only; up to {pages}): `page_id, kind` (entity | aspect | topic)`, title,
-intent, relevance, articles[{{id, title, summary}}]`; `articles` is every article the page cites, so
-the list inside the result is usually enough to find a product's siblings without a `--page` read.
+## retrieve "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--title-contains W] [--tag TAG] [--category C] [--customer-type T] [--detail pages]
+Returns `{{case_id, query, filters, detail, hits, pages, budget}}`, printed one hit and one page per
+line. `hits` (up to K, default {k}), best first: `article_id, title, relevance` (0-1: the hit's ranking
+score as a fraction of the first hit's, so the first is 1.0, a lower-ranked hit on a lower score is
+lower, and only hits whose scores tie share a value), `bm25_rank, dense_rank` (the article's rank
+under keyword and under meaning search; null = not ranked by that one), `section` and `preview` (the
+passage that matched best; for reading, not for quoting), `page_ids` (the best-ranked pages, at most
+3, that led to the article; wiki backend only), `category` and `customer_type` (the product family's
+category, e.g. `credit cards` or `business credit cards`, and `business` / `personal`; null when the
+corpus does not say: a general article).
+`pages` (backend `wiki` only; up to {pages}), compact: `page_id, kind` (entity | aspect | topic)`, title,
+relevance, category, customer_type, articles[{{id, title}}], shown, of, cut_by`; `articles` holds at most
+{page_articles} of the page's articles, the ones that match the query best first, `of` is how many the
+page lists, and `cut_by` says what left the others out (`filter id_prefixes=… (1 of 8 pass)`, the
+`page_articles` cap); null when the list is the page's whole. `--detail pages` (same cost) gives every page
+whole instead: its `intent` and every article passing the filters with its one-line `summary`. `query` is
+echoed cut at 200 characters (whole with `--detail pages`).
 Backend: {backend}; mode: {mode}.
 
 Filters (repeatable; an article passes when it matches one value of every filter given):
@@ -185,7 +193,9 @@ Filters (repeatable; an article passes when it matches one value of every filter
 including the `_` before the number), `--title-prefix` (titles starting with it, any case),
 `--title-contains` (titles containing it anywhere, any case: `--title-contains Internal` finds both
 `Internal: ...` and `... (Internal)`, which `--title-prefix "Internal:"` does not), `--tag` (source
-tag).{tags} On the `direct` backend there are no pages: list a family with `--id-prefix STEM -k 30`.
+tag), `--category` (a hit's `category`, any case, whole: `credit cards` is not `business credit cards`),
+`--customer-type` (`business` or `personal`; general articles, of no known type, pass too).{tags} On the
+`direct` backend there are no pages: list a family with `--id-prefix STEM -k 30`.
 
 ## retrieve --page PAGE_ID --case CASE_ID
 Returns `{{case_id, page{{page_id, kind, title, intent, solves, does_not_solve, procedure[{{text,
@@ -194,11 +204,12 @@ every article it cites. Spends a query.
 
 ## get_article 'ARTICLE_ID' --case CASE_ID [--section N] [--summary] [--json]
 Text: a header (`id`, `title`, `parent` when the article is a section of a longer document, `part`,
-numbered `sections`, `budget`), the line `{body_rule}`, then the body exactly as stored
+numbered `sections`, `cost` (1 fetch for the case's first read of the article, any part; free for a
+re-read), `budget`), the line `{body_rule}`, then the body exactly as stored
 (quote from this). `--section` takes a section's number from the header, its path
 (`'Fees > Premium'`) or its heading; a heading used by several sections is refused with their numbers.
 `--json`: `{{id, title, parent, heading_path, part, offset, content_hash, sections[{{index, heading, path,
-level, start, end}}], body, budget}}`; `body` starts at character `offset` of the article and
+level, start, end}}], body, charged, budget}}`; `body` starts at character `offset` of the article and
 `sections` offsets index the article, so `body[start - offset : end - offset]` is a section.
 Put ids in single quotes: they may contain `(`, `)`, `#` or `:`.
 
@@ -375,7 +386,7 @@ def export_skill(skill: Skill, dest: str | Path, *, workspace: Path | None = Non
     }
     c = skill.config
     tools_md = _TOOLS_MD.format(
-        k=c.k, pages=c.pages, backend=_setting(c.backend, "backend", workspace),
+        k=c.k, pages=c.pages, page_articles=c.page_articles, backend=_setting(c.backend, "backend", workspace),
         mode=_setting(c.mode, "mode", workspace), max_snippets=c.max_snippets,
         min_chars=c.min_snippet_chars, max_chars=c.max_snippet_chars,
         max_queries=limits.max_queries, max_fetches=limits.max_fetches,

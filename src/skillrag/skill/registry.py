@@ -26,7 +26,8 @@ __all__ = ["Skill", "SkillRegistry", "builtin_skills_dir", "ingest_references", 
            "render_manual"]
 
 #: Placeholders a SKILL.md may use (``${max_queries}``); ``render_manual`` fills them in.
-MANUAL_FIELDS = ("max_queries", "max_fetches", "max_saves", "max_save_retries", "max_snippets", "k", "pages")
+MANUAL_FIELDS = ("max_queries", "max_fetches", "max_saves", "max_save_retries", "max_snippets", "k", "pages",
+                 "page_articles")
 
 
 @dataclass(frozen=True)
@@ -46,14 +47,14 @@ class Skill:
 def render_manual(skill: Skill, limits: Any) -> str:
     """``skill.manual`` with its placeholders filled in (``string.Template``, safe: any other ``$``
     text stays as written): ``${max_queries}``, ``${max_fetches}``, ``${max_saves}``,
-    ``${max_save_retries}`` from ``limits`` (a ``BudgetLimits``), ``${max_snippets}``, ``${k}``
-    and ``${pages}`` from the skill's settings. So the manual states the budgets that are enforced."""
+    ``${max_save_retries}`` from ``limits`` (a ``BudgetLimits``), ``${max_snippets}``, ``${k}``,
+    ``${pages}`` and ``${page_articles}`` from the skill's settings. So the manual states the budgets that are enforced."""
     from string import Template
 
     c = skill.config
     values = {"max_queries": limits.max_queries, "max_fetches": limits.max_fetches, "max_saves": limits.max_saves,
               "max_save_retries": limits.max_save_retries, "max_snippets": c.max_snippets, "k": c.k,
-              "pages": c.pages}
+              "pages": c.pages, "page_articles": c.page_articles}
     return Template(skill.manual).safe_substitute({k: str(v) for k, v in values.items()})
 
 

@@ -8,9 +8,10 @@ turns its results into the JSON every surface shows. Each call is timed and reco
 size), success or failure, and traced as one ``skillrag.tool.<name>`` span (``skill._spans``).
 
 Budgets: every call is charged to its case's session in the workspace store (``skill.budget``):
-``retrieve`` (a page read included) spends a query, ``get_article`` (whole, ``section`` or
-``summary``) a fetch, ``save_output`` a save (``check=True`` spends nothing, and neither does
-``save_status``, which shows the case's last save result again). An over-budget call
+``retrieve`` (a page read included) spends a query, ``get_article`` a fetch the first time the case
+reads that article (whole, ``section`` or ``summary``; re-reading it is free), ``save_output`` a save
+(``check=True`` spends nothing, and neither does ``save_status``, which shows the case's last save result
+again). An over-budget call
 raises ``BudgetExceeded`` before it runs; a failed call is refunded. Results carry the session's
 ``BudgetState`` after the call.
 """
@@ -192,7 +193,9 @@ class ArticleView:
     section-article was split from, else None), ``heading_path`` (its headings in the parent),
     its ``sections`` (with offsets in the raw body), and ``text``: the raw body, one section of it
     (``part`` ``section:N``) or a summary. ``offset`` is where ``text`` starts in the raw body (None
-    for a summary), so ``body[offset + i]`` is ``text[i]``. ``budget``: the case's budget after the call."""
+    for a summary), so ``body[offset + i]`` is ``text[i]``. ``budget``: the case's budget after the call;
+    ``charged``: whether this read spent a fetch (False: a re-read of an article the case already read;
+    None: no case session)."""
 
     id: str
     title: str
@@ -205,6 +208,7 @@ class ArticleView:
     sections: tuple[SectionInfo, ...] = ()
     offset: int | None = 0
     budget: BudgetState | None = None
+    charged: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The agent-facing JSON (``skillrag.skill.views.article_json``)."""
@@ -270,17 +274,22 @@ class SaveStatus:
 
 class RetrieveResult(list):  # type: ignore[type-arg]
     """What ``retrieve`` returns: a ``list`` of hits (``skillrag.search.Hit``: article_id, score,
-    relevance, bm25_rank, dense_rank, title, section, preview, page_ids), best first, which also
-    carries the ranked navigation ``pages`` (``PageHit``; ``wiki`` backend only), the ``query``, the
-    ``filters`` applied and the case's ``budget`` after the call."""
+    relevance, bm25_rank, dense_rank, title, section, preview, page_ids, category, customer_type), best
+    first, which also carries the ranked navigation ``pages`` (``PageHit``; ``wiki`` backend only), the
+    ``query``, the ``filters`` applied, the case's ``budget`` after the call, and how its JSON shows the
+    pages (``skillrag.skill.views.retrieve_json``): ``detail`` (None = compact, ``"pages"`` = whole) and
+    ``page_articles`` (the most articles a compact page lists; None = all)."""
 
     def __init__(self, hits: list[Any], *, query: str, pages: list[Any] | None = None,
-                 filters: Any = None, budget: BudgetState | None = None) -> None:
+                 filters: Any = None, budget: BudgetState | None = None, detail: str | None = None,
+                 page_articles: int | None = None) -> None:
         super().__init__(hits)
         self.query = query
         self.pages = list(pages or [])
         self.filters = filters
         self.budget = budget
+        self.detail = detail
+        self.page_articles = page_articles
 
 
 @dataclass(frozen=True)
@@ -293,16 +302,19 @@ class PageRead:
 
 def hit_to_dict(hit: Any) -> dict[str, Any]:
     """A search hit as the agent sees it: ``article_id, title, relevance, bm25_rank, dense_rank,
-    section, preview, page_ids`` (the raw ``score`` is left out: only its order means something)."""
+    section, preview, page_ids, category, customer_type`` (the raw ``score`` is left out: only its order
+    means something, and ``relevance`` says it on a 0–1 scale; an unknown facet is None)."""
     return {
         "article_id": hit.article_id,
         "title": getattr(hit, "title", ""),
-        "relevance": round(float(getattr(hit, "relevance", 1.0)), 3),
+        "relevance": float(getattr(hit, "relevance", 1.0)),
         "bm25_rank": getattr(hit, "bm25_rank", None),
         "dense_rank": getattr(hit, "dense_rank", None),
         "section": getattr(hit, "section", ""),
         "preview": getattr(hit, "preview", ""),
         "page_ids": list(getattr(hit, "page_ids", ()) or ()),
+        "category": getattr(hit, "category", "") or None,
+        "customer_type": getattr(hit, "customer_type", "") or None,
     }
 
 
@@ -499,10 +511,15 @@ class SkillTools:
         return self.use_case(case_id)
 
     def _charged(self, kind: Charge, tool: str, target: str, state: BudgetState | None,
-                 fn: Callable[[], T]) -> tuple[T, BudgetState | None]:
+                 fn: Callable[[], T], paid: dict[str, bool] | None = None) -> tuple[T, BudgetState | None]:
+        """``(fn(), the budget after the charge)``: one unit of ``kind`` charged to ``state``'s session
+        before ``fn`` runs (refunded when it fails). ``paid["charged"]`` tells whether the call spent
+        anything (a re-read is free: ``budget.ONCE_PER_TARGET``)."""
         if state is None:
             return fn(), None
         after, seq = self.ledger.charge(state.session_id, kind, tool, target)
+        if paid is not None:
+            paid["charged"] = self.ledger.charged(state.session_id, seq)
         try:
             return fn(), after
         except Exception:
@@ -537,17 +554,21 @@ class SkillTools:
         return self._timed("load_case", args, run, lambda: case_id)
 
     def retrieve(self, query: str, k: int | None = None, *, filters: Any = None, case_id: str | None = None,
-                 pages: int | None = None) -> RetrieveResult:
+                 pages: int | None = None, detail: str | None = None) -> RetrieveResult:
         """Ranked hits for ``query`` (a ``RetrieveResult``: a list of ``skillrag.search.Hit`` that also
         carries ``pages``, the ranked navigation pages of the ``wiki`` backend, and ``budget``).
 
         ``k`` defaults to the skill's ``k`` and ``pages`` to its ``pages``; ``filters`` is a
-        ``SearchFilters`` or a mapping of its fields (``source_tags``, ``title_prefixes``,
-        ``id_prefixes``, ``path_prefixes``), always restricted to the skill's ``allowed_sources``.
-        Spends one query of the case. Raises ``EmptyInputError`` for an empty query, ``UserError`` for a
-        ``k`` outside 1..``MAX_K`` (``workspace.config``: the one cap of every surface) or a tag outside the
-        skill's sources, ``IndexStateError`` when there is no index, ``BudgetExceeded`` when the query
-        budget is spent."""
+        ``SearchFilters`` or a mapping of its fields (``source_tags``, ``title_prefixes``, ``title_contains``,
+        ``id_prefixes``, ``path_prefixes``, ``categories``, ``customer_types``), always restricted to the
+        skill's ``allowed_sources``. ``detail``: None for the compact result (each page with at most the
+        skill's ``page_articles`` articles), ``"pages"`` for every page whole (``views.DETAILS``); the
+        same query cost either way. Spends one query of the case. Raises ``EmptyInputError`` for an empty
+        query, ``UserError`` for a ``k`` outside 1..``MAX_K`` (``workspace.config``: the one cap of every
+        surface), an unknown ``detail`` or a tag outside the skill's sources, ``IndexStateError`` when
+        there is no index, ``BudgetExceeded`` when the query budget is spent."""
+        from skillrag.skill.views import DETAILS
+
         kk = k if k is not None else self.skill.config.k
         n_pages = self.skill.config.pages if pages is None else pages
         state_box: dict[str, BudgetState] = {}
@@ -557,6 +578,9 @@ class SkillTools:
                 raise EmptyInputError("empty query: give some words to search for")
             if isinstance(kk, bool) or not isinstance(kk, int) or not 1 <= kk <= MAX_K:
                 raise UserError(f"k must be a whole number from 1 to {MAX_K}, got {summarize_args(kk)!r}")
+            if detail is not None and detail not in DETAILS:
+                raise UserError(f"detail must be one of {', '.join(DETAILS)} (or none for the compact result), "
+                                f"got {summarize_args(detail)!r}")
             flt = self._filters(filters)
             state = self._account(case_id)
             if state is not None:
@@ -569,9 +593,11 @@ class SkillTools:
                 return hits, found
 
             (hits, found), after = self._charged("query", "retrieve", query, state, search)
-            return RetrieveResult(hits, query=query, pages=found, filters=flt, budget=after)
+            return RetrieveResult(hits, query=query, pages=found, filters=flt, budget=after, detail=detail,
+                                  page_articles=self.skill.config.page_articles)
 
-        args = {"query": query, "k": kk} | self._filter_args(filters) | ({"case_id": case_id} if case_id else {})
+        args = ({"query": query, "k": kk} | self._filter_args(filters) | ({"detail": detail} if detail else {})
+                | ({"case_id": case_id} if case_id else {}))
         return self._timed("retrieve", args, run, lambda: _case_of(state_box, case_id))
 
     def read_page(self, page_id: str, *, case_id: str | None = None) -> PageRead:
@@ -611,7 +637,9 @@ class SkillTools:
                     case_id: str | None = None) -> ArticleView:
         """The article's raw body, or one section (``section``: its number, heading path or heading;
         see ``resolve_section``), or a deterministic summary, with its header fields (title, parent,
-        heading path, sections with offsets). Spends one fetch of the case. Raises ``InvalidIdError``,
+        heading path, sections with offsets). Spends one fetch of the case the first time the case reads
+        the article (any part); a re-read of it is free (``charged`` False), also once the fetch budget is
+        spent (``skill.budget``). Raises ``InvalidIdError``,
         ``ArticleNotFound`` (also for an article outside the skill's allowed sources or a section the
         article lacks), ``UserError`` for an ambiguous section, ``BudgetExceeded``."""
         state_box: dict[str, BudgetState] = {}
@@ -638,8 +666,9 @@ class SkillTools:
                                    heading_path=tuple(getattr(art, "heading_path", ()) or ()),
                                    sections=infos, offset=offset)
 
-            view, after = self._charged("fetch", "get_article", article_id, state, read)
-            return replace(view, budget=after)
+            paid: dict[str, bool] = {}
+            view, after = self._charged("fetch", "get_article", article_id, state, read, paid)
+            return replace(view, budget=after, charged=paid.get("charged"))
 
         args: dict[str, Any] = {"article_id": article_id}
         if section is not None:

@@ -7,15 +7,23 @@ saves_used}`` of the case's session (``skillrag.skill.budget``), counted after t
 (the call itself included); the text header of ``get_article`` says the same in words.
 
 * ``load_case``: the case fields (``Case``; never ground truth), ``as_of``, ``budget``.
-* ``retrieve``: ``{case_id, query, filters, hits[{article_id, title, relevance, bm25_rank,
-  dense_rank, section, preview, page_ids}], pages[{page_id, kind, title, intent, relevance,
-  articles[{id, title, summary?}]}], budget}``; ``pages`` only ever has entries over the ``wiki``
-  backend. ``retrieve --page``: ``{case_id, page{page_id, kind, title, intent, solves,
-  does_not_solve, procedure[{text, links[{type, article_id}]}], articles[...]}, budget}``.
+* ``retrieve``: ``{case_id, query, filters, detail, hits[{article_id, title, relevance, bm25_rank,
+  dense_rank, section, preview, page_ids, category, customer_type}], pages[...], budget}``; ``pages``
+  only ever has entries over the ``wiki`` backend. Compact by default (``page_brief``): each page as
+  ``{page_id, kind, title, relevance, category, customer_type, articles[{id, title}], shown, of,
+  cut_by}`` with at most the skill's ``page_articles`` articles, best-matching the query first; ``of``
+  is how many the page lists and ``cut_by`` says what left the others out (a filter, the
+  ``page_articles`` cap; null when nothing did); ``query`` is echoed cut at 200 characters (its length
+  noted). ``detail="pages"`` (``--detail pages``) gives each page whole instead (``page_detail``: its
+  intent and every article passing the filters, with summaries) and the query whole.
+  ``retrieve --page``: ``{case_id, page{page_id, kind, title, intent, solves, does_not_solve,
+  procedure[{text, links[{type, article_id}]}], articles[...]}, budget}``.
 * ``get_article``: ``{id, title, parent, heading_path, part, offset, sections[{index, heading, path,
-  level, start, end}], body, budget}``; ``body`` is the text read (whole body, one section or a
-  summary) and starts at ``offset`` of the article's raw body, where ``sections`` offsets point.
-  The text form (``article_text``) opens with a header of the same fields, then the body verbatim.
+  level, start, end}], body, charged, budget}``; ``body`` is the text read (whole body, one section or a
+  summary) and starts at ``offset`` of the article's raw body, where ``sections`` offsets point;
+  ``charged``: whether the read spent a fetch (false for a re-read: an article costs one fetch per case,
+  however often and in whatever parts it is read). The text form (``article_text``) opens with a header
+  of the same fields (``cost: …``), then the body verbatim.
 * ``save_output``: ``{accepted, checked_only, path, case_id, n_snippets, evidence[{index,
   source_article, start, end, content_hash, occurrences, matched}], warnings[{kind, subject, message}],
   budget}`` (``occurrences``: how often the passage occurs in its article; ``matched``: which copy the
@@ -28,13 +36,17 @@ saves_used}`` of the case's session (``skillrag.skill.budget``), counted after t
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from skillrag.skill.budget import BudgetState
 from skillrag.skill.cases import Case
 
-__all__ = ["BODY_RULE", "article_json", "article_text", "budget_json", "case_json", "page_json",
-           "retrieve_json", "save_json", "status_json"]
+__all__ = ["BODY_RULE", "DETAILS", "article_json", "article_text", "budget_json", "case_json", "page_brief",
+           "page_detail", "page_json", "retrieve_json", "retrieve_text", "save_json", "status_json"]
+
+#: What ``retrieve``'s ``detail`` may ask for beyond the compact result: ``pages`` = every page whole.
+DETAILS = ("pages",)
 
 #: The line that separates ``get_article``'s text header from the verbatim body.
 BODY_RULE = "===== body: quote word for word from below this line ====="
@@ -51,20 +63,75 @@ def case_json(case: Case, budget: BudgetState | None) -> dict[str, Any]:
     return {**case.model_dump(mode="json"), "budget": budget_json(budget)}
 
 
+def page_detail(page: Any) -> dict[str, Any]:
+    """A ranked page whole (``PageHit.to_dict``): intent, every article passing the filters with its
+    summary, ``shown`` / ``of`` and ``cut_by`` (the filter that cut the list, else null)."""
+    return page.to_dict()
+
+
+def page_brief(page: Any, limit: int) -> dict[str, Any]:
+    """A ranked page in the compact result: ``page_id, kind, title, relevance, category, customer_type``,
+    its first ``limit`` articles (``PageHit.articles`` come best-matching first) as ``{id, title}``,
+    ``shown``, ``of`` (the articles the page lists) and ``cut_by``: what left the rest out, in words (a
+    filter, with how many passed it; the ``page_articles`` cap, with where to see them all), null when
+    the list is the page's whole."""
+    arts = list(page.articles)
+    listed = max(int(getattr(page, "listed", 0) or 0), len(arts))
+    kept = arts[:max(0, limit)]
+    cut: list[str] = []
+    if getattr(page, "cut_by", ""):
+        cut.append(f"filter {page.cut_by} ({len(arts)} of {listed} pass)")
+    if len(kept) < len(arts):
+        among = f"of those {len(arts)}" if cut else f"of {len(arts)}"
+        cut.append(f"page_articles={limit}: the {len(kept)} best-matching {among} shown (all of them: "
+                   f"--detail pages, or --page {page.page_id})")
+    return {"page_id": page.page_id, "kind": page.kind, "title": page.title, "relevance": page.relevance,
+            "category": getattr(page, "category", "") or None,
+            "customer_type": getattr(page, "customer_type", "") or None,
+            "articles": [{"id": a.id, "title": a.title} for a in kept], "shown": len(kept), "of": listed,
+            "cut_by": "; ".join(cut) or None}
+
+
 def retrieve_json(result: Any) -> dict[str, Any]:
-    """``retrieve``'s result (a ``RetrieveResult``)."""
-    from skillrag.skill.tools import hit_to_dict
+    """``retrieve``'s result (a ``RetrieveResult``): compact pages (``page_brief``, at most its
+    ``page_articles`` articles each) and the query echoed as the tool log keeps it (cut at 200
+    characters, its length noted: a whole case sent as a query is not printed back) unless its ``detail``
+    is ``"pages"`` (``page_detail``, the query whole)."""
+    from skillrag.skill.tools import hit_to_dict, summarize_args
 
     budget = getattr(result, "budget", None)
     filters = getattr(result, "filters", None)
+    detail = getattr(result, "detail", None)
+    limit = getattr(result, "page_articles", None)
+    pages = getattr(result, "pages", [])
+    query = getattr(result, "query", "")
     return {
         "case_id": budget.case_id if budget is not None else None,
-        "query": getattr(result, "query", ""),
+        "query": query if detail == "pages" or limit is None else summarize_args(query),
         "filters": filters.describe() if filters is not None else {},
+        "detail": detail,
         "hits": [hit_to_dict(h) for h in result],
-        "pages": [p.to_dict() for p in getattr(result, "pages", [])],
+        "pages": [page_detail(p) if detail == "pages" or limit is None else page_brief(p, limit) for p in pages],
         "budget": budget_json(budget),
     }
+
+
+def retrieve_text(data: dict[str, Any]) -> str:
+    """``retrieve``'s JSON (``retrieve_json``) as the command line prints it: the same object, one field
+    per line and each hit and each page on a line of its own (no indentation inside them), so a shell
+    reads one result per line and the text stays small (README: the result-size benchmark)."""
+    lines = ["{"]
+    items = list(data.items())
+    for n, (key, value) in enumerate(items):
+        comma = "," if n < len(items) - 1 else ""
+        if isinstance(value, list) and value:
+            lines.append(f"  {json.dumps(key)}: [")
+            lines += [f"    {json.dumps(v, ensure_ascii=False)}{',' if m < len(value) - 1 else ''}"
+                      for m, v in enumerate(value)]
+            lines.append(f"  ]{comma}")
+        else:
+            lines.append(f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}{comma}")
+    return "\n".join(lines + ["}"]) + "\n"
 
 
 def page_json(read: Any) -> dict[str, Any]:
@@ -85,6 +152,7 @@ def article_json(view: Any) -> dict[str, Any]:
         "content_hash": view.content_hash,
         "sections": [s.to_dict() for s in view.sections],
         "body": view.text,
+        "charged": getattr(view, "charged", None),
         "budget": budget_json(view.budget),
     }
 
@@ -111,6 +179,10 @@ def article_text(view: Any) -> str:
         lines += [f"{'  ' * s.level}{s.index}. {s.heading}" for s in view.sections]
     else:
         lines.append("sections: none")
+    charged = getattr(view, "charged", None)
+    if charged is not None:
+        lines.append("cost: 1 fetch (the first read of this article in this case; reading it again is free)"
+                     if charged else "cost: free (this article was already read in this case)")
     if view.budget is not None:
         lines.append(f"budget: {view.budget.line()}")
     text = view.text if view.text.endswith("\n") else view.text + "\n"

@@ -20,6 +20,14 @@ them. Families are found in this order, each step taking only the articles the s
 most families branch off. Sibling entities are what aspect pages compare. A family's readable name
 comes from its members' titles (the most common capitalised span matching the key: ``Navy Blue
 Account``), and its page title adds the category: ``Navy Blue Account (business checking)``.
+
+*Facets* (``article_facets``): what tells sibling products apart in search results and filters, for
+every backend: an article's ``category`` (its family's) and the ``customer_type`` that category (or,
+without one, the family's name) is for: ``business`` or ``personal`` when it says so
+(``CUSTOMER_WORDS``), and ``personal`` for a category whose ``business …`` twin the corpus also
+has (``checking accounts`` beside ``business checking accounts``); else "" (not known: a general
+family). Only the families of steps 1 and 2 have categories, so facets are computed from those steps
+alone, the same ones ``find_families`` starts with.
 """
 
 from __future__ import annotations
@@ -36,7 +44,10 @@ from skillrag.corpus import Article
 
 __all__ = [
     "CLUSTER_MIN_SIMILARITY",
+    "CUSTOMER_WORDS",
+    "Facets",
     "Family",
+    "article_facets",
     "clean_title",
     "document_title",
     "find_families",
@@ -466,19 +477,75 @@ def _entity_name(f: Family) -> str:
     return humanize_key("_".join(tail))
 
 
+def _keyed_families(arts: list[Article]) -> tuple[list[Family], list[Article]]:
+    """Steps 1 and 2 (documents, id stems) over ``arts`` (sorted by id), with their categories and the
+    stem families' names: ``(families, the articles left for steps 3-5)``."""
+    fams, rest = _by_document(arts)
+    stem_fams, rest = _by_stem(rest, len(arts))
+    fams += stem_fams
+    _categories(fams)
+    for f in stem_fams:
+        f.name = _entity_name(f)
+    return fams, rest
+
+
 def find_families(articles: Iterable[Article], *, max_group: int = 5) -> list[Family]:
     """The families of ``articles`` (module doc), each with its articles sorted (documents: in
     document order; others: by id), families sorted by key. Every article is in exactly one family."""
     arts = sorted(articles, key=lambda a: a.id)
-    fams, rest = _by_document(arts)
-    stem_fams, rest = _by_stem(rest, len(arts))
+    fams, rest = _keyed_families(arts)
     title_fams, rest = _by_title(rest)
     named, rest = _by_named_entity(rest)
-    fams += stem_fams + title_fams + named + _by_cluster(rest, max_group)
-    _categories(fams)
+    fams += title_fams + named + _by_cluster(rest, max_group)
     for f in fams:
-        if f.found_by == "id-stem":
-            f.name = _entity_name(f)
         if f.found_by != "document":
             f.articles.sort(key=lambda a: a.id)
     return sorted(fams, key=lambda f: f.key)
+
+
+# -- facets ------------------------------------------------------------------------------------------
+
+#: Words of a category (or family name) that say which customers its products are for.
+CUSTOMER_WORDS = {"business": "business", "commercial": "business", "corporate": "business",
+                  "personal": "personal", "consumer": "personal"}
+#: The customer type of a category whose twin names the other type (``checking accounts`` beside
+#: ``business checking accounts`` is for personal customers).
+_TWIN = {"business": "personal", "personal": "business"}
+
+
+@dataclass(frozen=True)
+class Facets:
+    """What tells an article's product apart from its siblings: its family's ``category`` (lower case,
+    ``"business checking accounts"``; "" when the family has none) and the ``customer_type`` it is for
+    (``"business"`` | ``"personal"``; "" when the corpus does not say). See the module doc."""
+
+    category: str = ""
+    customer_type: str = ""
+
+
+def _customer_word(text: str) -> str:
+    for w in re.findall(r"[a-z]+", text.lower()):
+        if w in CUSTOMER_WORDS:
+            return CUSTOMER_WORDS[w]
+    return ""
+
+
+def article_facets(articles: Iterable[Article]) -> dict[str, Facets]:
+    """``{article id: Facets}`` for every article (module doc: *Facets*). The one rule behind the facets
+    on search hits and pages and the ``categories`` / ``customer_types`` filters, on every backend;
+    computed from ids, titles and parents only (steps 1 and 2 of ``find_families``)."""
+    arts = sorted(articles, key=lambda a: a.id)
+    fams, rest = _keyed_families(arts)
+    cats = {f.category.lower() for f in fams if f.category}
+    out: dict[str, Facets] = {}
+    for f in fams:
+        cat = f.category.lower()
+        kind = _customer_word(cat) if cat else _customer_word(f.name)
+        if not kind and cat:
+            twins = {CUSTOMER_WORDS[w] for w in CUSTOMER_WORDS if f"{w} {cat}" in cats}
+            kind = _TWIN[twins.pop()] if len(twins) == 1 else ""
+        for a in f.articles:
+            out[a.id] = Facets(cat, kind)
+    for a in rest:
+        out[a.id] = Facets("", _customer_word(a.title))
+    return out

@@ -167,7 +167,7 @@ class HarnessSettings(_Section):
     harness: Literal["extractive", "llm"] = Field("extractive", description="Default harness.")
     skill: str = Field("cs-guidance", description="Default skill name (a folder under skills/).")
     max_queries: int = Field(8, ge=1, description="Retrieve calls per case.")
-    max_fetches: int = Field(12, ge=0, description="get_article calls per case.")
+    max_fetches: int = Field(12, ge=0, description="Articles read with get_article per case (re-reads are free).")
     max_save_retries: int = Field(3, ge=0, description="Rejected saves sent back to the model before failing.")
     max_tokens: int = Field(200_000, ge=1, description="Total model tokens per case.")
     max_seconds: float = Field(600.0, gt=0, description="Wall time per case, in seconds.")
