@@ -141,9 +141,16 @@ def test_save_check_then_save_with_offsets_and_warnings(run, wiki_ws, tmp_path):
     assert saved["evidence"][0]["end"] > saved["evidence"][0]["start"] and saved["warnings"] == checked["warnings"]
     out["snippets"][0]["text"] = "Replace it whenever you like."
     f.write_text(json.dumps(out))
+    code, o, err = run("save-output", str(f), "--check")
+    # regression: a rejected --check printed nothing on stdout, so an agent parsing JSON broke
+    rejected = json.loads(o)
+    assert code == 1 and rejected["accepted"] is False and rejected["checked_only"] is True
+    assert rejected["case_id"] == "case_1" and "not a verbatim substring" in rejected["reasons"][0]
+    assert BudgetLedger(wiki_ws).current("case_1", "cs-guidance").saves_left == 3  # --check spends nothing
     for left in (2, 1, 0):
-        code, _, err = run("save-output", str(f))
-        assert code == 1 and "not a verbatim substring" in err  # rejections stay exactly as before
+        code, o, err = run("save-output", str(f))
+        assert code == 1 and "not a verbatim substring" in err  # the stderr line stays as before
+        assert json.loads(o)["accepted"] is False and json.loads(o)["checked_only"] is False
         assert BudgetLedger(wiki_ws).current("case_1", "cs-guidance").saves_left == left
     code, _, err = run("save-output", str(f))
     assert code == 2 and err.startswith("error: save budget spent (4 save_output attempts for case 'case_1')")

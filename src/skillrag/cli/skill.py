@@ -41,6 +41,7 @@ from skillrag.skill.views import (
     article_text,
     case_json,
     page_json,
+    rejection_json,
     retrieve_json,
     retrieve_text,
     save_json,
@@ -367,7 +368,13 @@ def tool_save_output(
     output = _read_json(file, "output")
     if not isinstance(output, dict):
         raise ContractViolation([f"output must be a JSON object, got {type(output).__name__}"])
-    print_json(save_json(t.save_output(output, dest, check=check)))
+    try:
+        saved = t.save_output(output, dest, check=check)
+    except ContractViolation as exc:
+        # an agent parses stdout: a rejection is JSON there too (every reason), and the one line on stderr
+        print_json(rejection_json(exc, output.get("case_id"), check=check))
+        raise
+    print_json(save_json(saved))
 
 
 # -- validate ------------------------------------------------------------------------------------

@@ -221,7 +221,7 @@ a rejected one leaves the saved output as it was. `--status CASE_ID` prints the 
 again, exactly as it was reported (`{{case_id, last_save, save_attempts, budget}}`; `last_save` has `at`,
 and for a rejection `accepted: false` and its `reasons`); it saves nothing and spends nothing. Limits: at most {max_snippets} snippets, each {min_chars}-{max_chars} characters; every snippet
 must occur verbatim (quotes, dashes and whitespace aside) in the article it cites. A rejection
-(exit 1) lists every reason on stderr. Accepted: `{{accepted, checked_only, path, case_id, n_snippets,
+(exit 1) prints `{{accepted: false, checked_only, case_id, reasons}}` (every reason) and names them on stderr. Accepted: `{{accepted, checked_only, path, case_id, n_snippets,
 evidence[{{index, source_article, start, end, content_hash, occurrences, matched}}], warnings[{{kind, subject,
 message}}], replaced, budget}}`; a passage that occurs more than once in its article says so (`occurrences` > 1; the
 offsets point at copy `matched`, the first): quote a longer passage if the other copy is the one you mean.

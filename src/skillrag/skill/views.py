@@ -39,11 +39,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from skillrag.errors import ContractViolation
 from skillrag.skill.budget import BudgetState
 from skillrag.skill.cases import Case
 
 __all__ = ["BODY_RULE", "DETAILS", "article_json", "article_text", "budget_json", "case_json", "page_brief",
-           "page_detail", "page_json", "retrieve_json", "retrieve_text", "save_json", "status_json"]
+           "page_detail", "page_json", "rejection_json", "retrieve_json", "retrieve_text", "save_json",
+           "status_json"]
 
 #: What ``retrieve``'s ``detail`` may ask for beyond the compact result: ``pages`` = every page whole.
 DETAILS = ("pages",)
@@ -202,6 +204,13 @@ def save_json(saved: Any) -> dict[str, Any]:
         "replaced": getattr(saved, "replaced", None),
         "budget": budget_json(saved.budget),
     }
+
+
+def rejection_json(exc: ContractViolation, case_id: Any, *, check: bool) -> dict[str, Any]:
+    """``save_output``'s result when the evidence contract rejects the output: ``{accepted: false,
+    checked_only, case_id, reasons}`` (every reason, as the exit-1 line on stderr summarises them)."""
+    return {"accepted": False, "checked_only": check, "case_id": case_id if isinstance(case_id, str) else None,
+            "reasons": list(exc.reasons)}
 
 
 def status_json(status: Any) -> dict[str, Any]:
