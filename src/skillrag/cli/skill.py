@@ -155,7 +155,7 @@ def cases_import(
     source: Annotated[str | None, typer.Option("--source", help="Name recorded as each case's source.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Turn any JSON/JSONL dialogue set into cases through a field mapping (see `skillrag.skill.case_import`)."""
+    """Turn any JSON/JSONL dialogue set into cases through a field mapping (format and examples: docs/cases.md)."""
     from skillrag.skill.case_import import import_cases, load_mapping, parse_maps
 
     overrides = parse_maps(list(map_ or []), list(lookup or []))
