@@ -1,5 +1,5 @@
-"""Write the generated references in docs/: the configuration table from the pydantic schema
-(``skillrag.workspace.config.WorkspaceConfig``) and the CLI reference from the typer app (``skillrag.cli.main``).
+"""Write the generated references in docs/: the configuration tables from the pydantic schemas
+(``skillrag.workspace.config.WorkspaceConfig``, ``skillrag.skill.config.SkillConfig``) and the CLI reference from the typer app (``skillrag.cli.main``).
 
 Run ``python docs/gen.py`` after changing a setting or a command; ``tests/test_docs.py`` regenerates both
 and fails when the committed files differ. Only the text between the GENERATED markers is rewritten.
@@ -66,12 +66,20 @@ def _rows(model: type[BaseModel], prefix: str) -> list[str]:
     return rows
 
 
+def _table(model: type[BaseModel]) -> str:
+    head = "| key | type | default | range | description |\n|---|---|---|---|---|"
+    return head + "\n" + "\n".join(_rows(model, ""))
+
+
 def config_reference() -> str:
-    """The table of every ``skillrag.yaml`` key: type, default, range and description (with its unit)."""
+    """The tables of every ``skillrag.yaml`` key and every ``skills/NAME/skill.yaml`` key: type, default,
+    range and description (with its unit)."""
+    from skillrag.skill.config import SkillConfig
     from skillrag.workspace.config import WorkspaceConfig
 
-    head = "| key | type | default | range | description |\n|---|---|---|---|---|"
-    return head + "\n" + "\n".join(_rows(WorkspaceConfig, ""))
+    return (f"### `skillrag.yaml`\n\n{_table(WorkspaceConfig)}\n\n### `skills/NAME/skill.yaml`\n\n"
+            f"A skill's settings; a `null` (the default where the table says so) takes the workspace's setting.\n\n"
+            f"{_table(SkillConfig)}")
 
 
 def _params(cmd: Any) -> str:

@@ -38,6 +38,7 @@ def test_config_reference_has_every_setting_with_type_and_default():
     assert '| `search.rrf_k` | int | 60 | ≥ 1 | Reciprocal rank fusion constant k' in table
     assert '| `search.backend` | "wiki" \\| "direct" | "wiki" |' in table
     assert "| `service.skill_web.NAME.web_mode` |" in table  # a dict of sections: its inner keys too
+    assert "### `skills/NAME/skill.yaml`" in table and "| `budgets.max_fetches` | int \\| None | null | ≥ 0 |" in table
 
 
 def test_cli_reference_has_every_command_and_option():
