@@ -178,7 +178,10 @@ def parse_maps(maps: list[str], lookups: list[str] | None = None) -> dict[str, A
             return gt.setdefault("extra", {}), rest
         if field in ImportMapping.model_fields and field != "ground_truth":
             return out, field
-        if field.startswith(_CASE_PREFIXES) or field in _GT_FIELDS:  # a mistyped case field, or gt without gt.
+        if field in _GT_FIELDS:
+            raise UserError(f"--map {field}: a ground-truth field; write --map ground_truth.{field}=PATH "
+                            f"(or gt.{field})")
+        if field.startswith(_CASE_PREFIXES):  # a mistyped case field is not taken for ground truth
             raise UserError(f"--map {field}: unknown field (case_id, contact_reason, contact_reason_path, "
                             "case_notes, case_messages, records, source; ground_truth.NAME for ground truth, "
                             "any other NAME goes to ground_truth.extra)")
