@@ -1,7 +1,8 @@
-"""Copy the headline tables of the latest benchmark results into README.md (between the BENCH markers).
+"""Copy the tables of the latest benchmark results into README.md (the headline tables) and
+docs/benchmarks.md (all of them), between the BENCH markers of each.
 
-Run by `make bench` after the benchmarks; it only reads `benchmarks/results/*.md`, so the README
-always shows the figures of the last run that wrote them.
+Run by `make bench` after the benchmarks; it only reads `benchmarks/results/*.md`, so both files
+always show the figures of the last run that wrote them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 START, END = "<!-- BENCH-START -->", "<!-- BENCH-END -->"
+#: Each file with BENCH markers and whether it gets every table (True) or the headline ones.
+TARGETS = {ROOT / "README.md": False, ROOT / "docs" / "benchmarks.md": True}
 
 
 def _tables(md: str) -> list[str]:
@@ -32,17 +35,19 @@ def _bullets(md: str) -> str:
     return "\n".join(line for line in tail.splitlines() if line.startswith("- "))
 
 
-def section() -> str:
+def section(full: bool = True, base: str = "") -> str:
+    """The figures section: every table (``full``) or the headline ones (retrieval, the extractive harness,
+    the agent harness); ``base`` prefixes the links to ``benchmarks/results`` (``../`` from docs/)."""
     parts = []
     retrieval = RESULTS / "retrieval.md"
     if retrieval.exists():
         md = retrieval.read_text(encoding="utf-8")
         t = _tables(md)
         parts.append("### Retrieval (τ²-bench banking, 46 dev tasks; `benchmarks/retrieval.py`)\n\n" + _intro(md)
-                     + "\n\n" + "\n\n".join(t[:2]) + "\n\nFull table: [benchmarks/results/retrieval.md]"
+                     + "\n\n" + "\n\n".join(t[: 2 if full else 1]) + "\n\nFull table: [benchmarks/results/retrieval.md]"
                      "(benchmarks/results/retrieval.md).")
     engines = RESULTS / "engines.md"
-    if engines.exists():
+    if engines.exists() and full:
         md = engines.read_text(encoding="utf-8")
         t = _tables(md)
         if len(t) >= 3:
@@ -51,7 +56,7 @@ def section() -> str:
                          + "\n\nEmbedding throughput and the build figures: [benchmarks/results/engines.md]"
                          "(benchmarks/results/engines.md).")
     nav = RESULTS / "navigation.md"
-    if nav.exists():
+    if nav.exists() and full:
         md = nav.read_text(encoding="utf-8")
         t = _tables(md)
         parts.append("### Navigation: what one retrieve call reaches (`benchmarks/navigation.py`)\n\n" + _intro(md)
@@ -73,19 +78,20 @@ def section() -> str:
                      "and the friction the agents reported: [benchmarks/results/agent_harness.md]"
                      "(benchmarks/results/agent_harness.md), [benchmarks/results/agent_harness_runs.md]"
                      "(benchmarks/results/agent_harness_runs.md).")
-    return "\n\n".join(parts)
+    return "\n\n".join(parts).replace("](benchmarks/results/", f"]({base}benchmarks/results/")
 
 
 def main() -> int:
-    readme = ROOT / "README.md"
-    text = readme.read_text(encoding="utf-8")
-    if START not in text or END not in text:
-        print(f"error: {readme} has no {START} … {END} markers", file=sys.stderr)
-        return 2
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    readme.write_text(f"{head}{START}\n{section()}\n{END}{tail}", encoding="utf-8")
-    print(f"updated {readme}")
+    for path, full in TARGETS.items():
+        text = path.read_text(encoding="utf-8")
+        if START not in text or END not in text:
+            print(f"error: {path} has no {START} … {END} markers", file=sys.stderr)
+            return 2
+        head, rest = text.split(START, 1)
+        _, tail = rest.split(END, 1)
+        base = "../" * len(path.parent.relative_to(ROOT).parts)
+        path.write_text(f"{head}{START}\n{section(full, base)}\n{END}{tail}", encoding="utf-8")
+        print(f"updated {path}")
     return 0
 
 

@@ -11,6 +11,7 @@ from skillrag.cli.main import main
 from skillrag.errors import ConfigError, MalformedSourceError, UserError
 from skillrag.skill import CaseFile
 from skillrag.skill.case_import import import_cases, load_mapping, parse_maps
+from skillrag.skill.cases import CaseRecord, write_cases
 
 DATA = Path(__file__).parent / "data"
 
@@ -96,7 +97,9 @@ def test_mapping_errors(tmp_path, capsys):
     with pytest.raises(UserError, match="expected FIELD=PATH"):
         parse_maps(["case_id"])
     with pytest.raises(UserError, match="unknown field"):
-        parse_maps(["reason=x"])
+        parse_maps(["case_note=x"])  # a mistyped case field is not taken for ground truth
+    with pytest.raises(UserError, match=r"write --map ground_truth\.expected_tools=PATH"):
+        parse_maps(["expected_tools=x"])  # a ground-truth field needs its gt. prefix
     with pytest.raises(ConfigError, match="needs case_id"):
         load_mapping(None, {})
     bad = tmp_path / "m.yaml"
@@ -119,3 +122,42 @@ def test_id_keyed_object_of_records(tmp_path):
     p.write_text(json.dumps({"all": {"x1": {"q": "Where is my parcel?"}, "x2": {"q": "Cancel my plan"}}}))
     recs = import_cases(p, load_mapping(None, {"records": "all", "case_id": "_key", "contact_reason": "q"}))
     assert [(r.case_id, r.contact_reason) for r in recs] == [("x1", "Where is my parcel?"), ("x2", "Cancel my plan")]
+
+
+def test_messages_written_with_text_are_read_as_content(tmp_path):
+    """A case file (what `run` reads) may write a message as {role, text}: it was "content: Field required"."""
+    p = tmp_path / "cases.jsonl"
+    p.write_text(json.dumps({"case_id": "c1", "contact_reason": "lost card",
+                             "case_messages": [{"role": "customer", "text": "I lost my card"}]}) + "\n")
+    msg = CaseFile(p).load("c1").case_messages[0]
+    assert (msg.role, msg.content) == ("customer", "I lost my card")
+    out = tmp_path / "again.jsonl"
+    write_cases(out, [CaseRecord.model_validate_json(p.read_text())])
+    assert json.loads(out.read_text())["case_messages"] == [{"role": "customer", "content": "I lost my card"}]
+
+
+def test_map_of_an_unknown_name_goes_to_extra(tmp_path):
+    """`--map subflow=...` was "unknown field", though --help says other names go to extra."""
+    assert parse_maps(["subflow=scenario.subflow"]) == {"ground_truth": {"extra": {"subflow": {"path": "scenario.subflow"}}}}
+    p = tmp_path / "in.json"
+    p.write_text(json.dumps([{"id": "a", "issue": "refund", "scenario": {"subflow": "return_size"}}]))
+    out = tmp_path / "o.jsonl"
+    assert main(["cases", "import", str(p), "-o", str(out), "--map", "case_id=id", "--map", "contact_reason=issue",
+                 "--map", "subflow=scenario.subflow"]) == 0
+    assert CaseFile(out).ground_truth("a").extra == {"subflow": "return_size"}
+
+
+def test_null_actions_import_as_no_actions(tmp_path):
+    """A null `actions` needed a YAML mapping with a default; a null list is now an empty one."""
+    p = tmp_path / "in.json"
+    p.write_text(json.dumps([{"id": "a", "issue": "x", "actions": [{"name": "refund"}], "docs": None},
+                             {"id": "b", "issue": "y", "actions": None, "docs": ["faq"]}]))
+    out = tmp_path / "o.jsonl"
+    assert main(["cases", "import", str(p), "-o", str(out), "--map", "case_id=id", "--map", "contact_reason=issue",
+                 "--map", "gt.expected_actions=actions", "--map", "gt.required_documents=docs"]) == 0
+    cf = CaseFile(out)
+    assert cf.ground_truth("a").expected_actions == [{"name": "refund"}] and cf.ground_truth("a").required_documents == []
+    assert cf.ground_truth("b").expected_actions == [] and cf.ground_truth("b").required_documents == ["faq"]
+    with pytest.raises(MalformedSourceError, match="record 0 \\(id 'a'\\): ground_truth.expected_actions: no value"):
+        import_cases(p, _mapping(contact_reason={"path": "issue"},
+                                 ground_truth={"expected_actions": {"path": "missing"}}))  # absent is still an error

@@ -142,7 +142,8 @@ def cases_import(
         "--mapping", help="Mapping YAML (case_id: PATH, contact_reason: PATH, case_messages: ..., ground_truth: ...).")
     ] = None,
     map_: Annotated[list[str] | None, typer.Option(
-        "--map", help="FIELD=PATH[,PATH] (repeatable; ground_truth.NAME for ground truth, other names go to extra).")
+        "--map", help="FIELD=PATH[,PATH] (repeatable; a case field, ground_truth.NAME for ground truth, any other NAME goes "
+        "to ground_truth.extra). A null list (\"actions\": null) imports as empty. Format: docs/cases.md.")
     ] = None,
     lookup: Annotated[list[str] | None, typer.Option(
         "--lookup", help="FIELD=FILE: map the field's value through a JSON object (e.g. subflow -> actions).")
@@ -155,7 +156,7 @@ def cases_import(
     source: Annotated[str | None, typer.Option("--source", help="Name recorded as each case's source.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Turn any JSON/JSONL dialogue set into cases through a field mapping (see `skillrag.skill.case_import`)."""
+    """Turn any JSON/JSONL dialogue set into cases through a field mapping (format and examples: docs/cases.md)."""
     from skillrag.skill.case_import import import_cases, load_mapping, parse_maps
 
     overrides = parse_maps(list(map_ or []), list(lookup or []))

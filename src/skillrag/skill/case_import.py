@@ -23,6 +23,11 @@ options, or both (the options win)::
 A field is ``PATH``, ``[PATH, ...]`` or ``{path, lookup, default, optional}``: ``lookup`` maps the value found
 through a table (a mapping, or a JSON file relative to the mapping file); ``default`` is used when a record
 lacks the path; ``optional: true`` skips the field for such a record. Otherwise a missing path is an error.
+A ``null`` in a list field (``contact_reason_path``, ``case_notes``, ``required_documents``, ``expected_tools``,
+``expected_actions``) is an empty list: ``"actions": null`` imports as no expected actions.
+
+``--map FIELD=PATH`` options name a case field, ``ground_truth.NAME`` (``gt.NAME``), or any other name, which goes
+to ``ground_truth.extra`` (``--map subflow=scenario.subflow``).
 
 Messages: a message is ``[speaker, text]`` or an object with a role (``role``, ``speaker``, ``sender``,
 ``from``, ``author``, ``participant``) and a text (``content``, ``text``, ``utterance``, ``message``,
@@ -147,13 +152,17 @@ class ImportMapping(_Strict):
 # -- reading the mapping ------------------------------------------------------------------------------
 
 _GT_FIELDS = ("reference_guidance", "required_documents", "expected_tools", "expected_actions")
+_CASE_PREFIXES = ("case_", "contact_")
 
 
 def parse_maps(maps: list[str], lookups: list[str] | None = None) -> dict[str, Any]:
     """``--map FIELD=PATH`` and ``--lookup FIELD=FILE`` options as a mapping dict (merged over a YAML).
 
-    ``FIELD`` is a case field, ``ground_truth.NAME`` (``gt.NAME``) for ground truth, an unknown ``NAME`` there
-    going to ``extra``; ``PATH`` may list several paths separated by commas. Raises ``UserError``.
+    ``FIELD`` is a case field, ``ground_truth.NAME`` (``gt.NAME``) for ground truth (a ``NAME`` that is not a
+    ground-truth field going to ``extra``), and any other ``NAME`` goes to ``ground_truth.extra`` too
+    (``--map subflow=scenario.subflow``); ``PATH`` may list several paths separated by commas. A name that
+    looks like a mistyped case field (``case_…``, ``contact_…``) or a bare ground-truth field
+    (``expected_tools``: write ``gt.expected_tools``) is refused. Raises ``UserError``.
     """
     out: dict[str, Any] = {}
 
@@ -167,10 +176,16 @@ def parse_maps(maps: list[str], lookups: list[str] | None = None) -> dict[str, A
             if rest in _GT_FIELDS:
                 return gt, rest
             return gt.setdefault("extra", {}), rest
-        if field not in ImportMapping.model_fields or field == "ground_truth":
+        if field in ImportMapping.model_fields and field != "ground_truth":
+            return out, field
+        if field in _GT_FIELDS:
+            raise UserError(f"--map {field}: a ground-truth field; write --map ground_truth.{field}=PATH "
+                            f"(or gt.{field})")
+        if field.startswith(_CASE_PREFIXES):  # a mistyped case field is not taken for ground truth
             raise UserError(f"--map {field}: unknown field (case_id, contact_reason, contact_reason_path, "
-                            "case_notes, case_messages, ground_truth.NAME, records, source)")
-        return out, field
+                            "case_notes, case_messages, records, source; ground_truth.NAME for ground truth, "
+                            "any other NAME goes to ground_truth.extra)")
+        return out.setdefault("ground_truth", {}).setdefault("extra", {}), field
 
     for spec in maps:
         field, sep, path = spec.partition("=")
@@ -289,12 +304,17 @@ class _Record:
     def fail(self, field: str, why: str) -> MalformedSourceError:
         return MalformedSourceError(self.file, f"{self.label}: {field}: {why}")
 
-    def value(self, spec: FieldSpec, field: str) -> Any:
-        """The value(s) of ``spec`` (a list when it names several paths), or ``_MISSING`` if optional."""
+    def value(self, spec: FieldSpec, field: str, *, listed: bool = False) -> Any:
+        """The value(s) of ``spec`` (a list when it names several paths), or ``_MISSING`` if optional.
+
+        ``listed``: the field is a list, so a ``null`` found at the path (present, but null) is an empty
+        list rather than a missing value (``"actions": null`` → no actions); a ``default`` still wins."""
         found = []
         for path in spec.paths:
             v = _get(self.data, path)
-            if v is _MISSING or v is None:
+            if v is None and listed and spec.default is None:
+                v = []
+            elif v is _MISSING or v is None:
                 if spec.default is not None:
                     v = spec.default
                 elif spec.optional:
@@ -455,7 +475,7 @@ def import_cases(path: str | Path, mapping: ImportMapping) -> list[CaseRecord]:
             reason = first
         path: list[str] = []
         if mapping.contact_reason_path is not None:
-            v = rec.value(mapping.contact_reason_path, "contact_reason_path")
+            v = rec.value(mapping.contact_reason_path, "contact_reason_path", listed=True)
             path = [] if v is _MISSING else _strings(rec, "contact_reason_path", v)
         notes: list[str] = []
         if isinstance(mapping.case_notes, dict):
@@ -464,7 +484,7 @@ def import_cases(path: str | Path, mapping: ImportMapping) -> list[CaseRecord]:
                 if v is not _MISSING:
                     notes.append(f"{label}: {_text(rec, f'case_notes.{label}', v, sep=', ')}")
         elif mapping.case_notes is not None:
-            v = rec.value(mapping.case_notes, "case_notes")
+            v = rec.value(mapping.case_notes, "case_notes", listed=True)
             notes = [] if v is _MISSING else _strings(rec, "case_notes", v)
         out.append(CaseRecord(
             case_id=cid, contact_reason=reason, contact_reason_path=path, case_notes=notes,
@@ -483,11 +503,11 @@ def _truth(rec: _Record, gt: GroundTruthMap) -> _GroundTruthBody | None:
     for name in ("required_documents", "expected_tools"):
         spec = getattr(gt, name)
         if spec is not None:
-            v = rec.value(spec, f"ground_truth.{name}")
+            v = rec.value(spec, f"ground_truth.{name}", listed=True)
             if v is not _MISSING:
                 body[name] = _strings(rec, f"ground_truth.{name}", v)
     if gt.expected_actions is not None:
-        v = rec.value(gt.expected_actions, "ground_truth.expected_actions")
+        v = rec.value(gt.expected_actions, "ground_truth.expected_actions", listed=True)
         if v is not _MISSING:
             items = v if isinstance(v, list) else [v]
             actions = []

@@ -3,7 +3,7 @@
 A case file is JSONL, one object per line::
 
     {"case_id": "c1", "contact_reason": "...", "contact_reason_path": ["cards", "lost"],
-     "case_notes": ["..."], "case_messages": [{"role": "customer", "content": "..."}],
+     "case_notes": ["..."], "case_messages": [{"role": "customer", "content": "..."}],  # or "text"
      "as_of": "2025-09-01",
      "ground_truth": {"reference_guidance": "...", "required_documents": ["..."],
                       "expected_tools": ["..."], "expected_actions": [{...}], "extra": {...}},
@@ -27,7 +27,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, computed_field
 
 from skillrag.corpus import check_id
 from skillrag.errors import CaseNotFound, EmptyInputError, InvalidIdError, MalformedSourceError
@@ -36,12 +36,14 @@ __all__ = ["AGENT_FIELDS", "Case", "CaseFile", "CaseRecord", "GroundTruth", "Mes
 
 
 class Message(BaseModel):
-    """One turn of the customer–specialist transcript."""
+    """One turn of the customer–specialist transcript: ``{"role": ..., "content": ...}``; ``text`` is read as
+    ``content`` (``{"role": ..., "text": ...}``), and it is always written back as ``content``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     role: str = Field(description="Who spoke: `customer`, `agent`, `system`, ...")
-    content: str
+    content: str = Field(validation_alias=AliasChoices("content", "text"),
+                         description="What was said (read from `content`, or `text`).")
 
 
 class Case(BaseModel):

@@ -121,7 +121,7 @@ def retrieve_json(result: Any) -> dict[str, Any]:
 def retrieve_text(data: dict[str, Any]) -> str:
     """``retrieve``'s JSON (``retrieve_json``) as the command line prints it: the same object, one field
     per line and each hit and each page on a line of its own (no indentation inside them), so a shell
-    reads one result per line and the text stays small (README: the result-size benchmark)."""
+    reads one result per line and the text stays small (docs/architecture.md: the result-size benchmark)."""
     lines = ["{"]
     items = list(data.items())
     for n, (key, value) in enumerate(items):

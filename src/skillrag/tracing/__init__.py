@@ -20,7 +20,7 @@ single provider check, attributes that take work to compute are only computed fo
 the SDK is not even imported (``benchmarks/tracing_overhead.py``). Model calls are traced by pydantic-ai's own
 instrumentation (OpenTelemetry GenAI spans), switched on here for every agent.
 
-Span names and their ``skillrag.*`` attributes are listed in the README ("Traces"). Tests record spans
+Span names and their ``skillrag.*`` attributes are listed in docs/service-and-security.md ("Traces"). Tests record spans
 with ``skillrag.tracing.testing.record_spans`` (the SDK's in-memory exporter).
 """
 

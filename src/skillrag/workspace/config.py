@@ -63,7 +63,7 @@ class SearchSettings(_Section):
     backend: Literal["wiki", "direct"] = Field(
         "wiki", description="`wiki` (default; needs `skillrag wiki build`): rank navigation pages and return the "
         "articles they cite (with wiki_order fused, ordered with the direct index too); `direct`: rank articles. "
-        "Chosen by measurement on tau2 banking (README, \"Which backend is the default\")."
+        "Chosen by measurement on tau2 banking (docs/architecture.md, \"Which backend is the default\")."
     )
     mode: Literal["hybrid", "bm25", "dense"] = Field("hybrid", description="Which retrievers to fuse.")
     k: int = Field(10, ge=1, le=MAX_K, description="Results returned per query, in article ids.")
