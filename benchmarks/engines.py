@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
+from timing import timed_search
 
 from skillrag.corpus import ingest
 from skillrag.evaluation.metrics import ranking_metrics
@@ -112,9 +113,7 @@ def run_interleaved(retrievers: dict[str, Any], queries: list[str], k_metrics: i
         r.search("warm-up query", k=10)
     for q in queries:
         for name, r in retrievers.items():
-            t0 = time.perf_counter()  # timed first: a retriever keeps the last query's vector
-            r.search(q, k=10)
-            out[name][1].append(1000 * (time.perf_counter() - t0))
+            out[name][1].append(timed_search(r, q, 10)[1])  # the query embedding included
             out[name][0].append([h.article_id for h in r.search(q, k=k_metrics)])
     return out
 

@@ -101,6 +101,33 @@ def test_index_from_another_embedder_or_settings_is_refused(ws, emb):
         open_retriever(ws, embedder=emb)
 
 
+def test_an_index_built_under_another_stemmer_or_stop_list_is_refused(ws, emb, monkeypatch):
+    """Issue 24: PyStemmer 2.2 stems "internationally" to `intern`, 3.1 to `internat`; an index built
+    under one and searched under the other was accepted silently. The manifest records both."""
+    from skillrag.search import tokenize
+
+    build_index(ws, embedder=emb)
+    built = read_manifest(ws, "direct")["versions"]
+    assert built["pystemmer"] and len(built["stopwords_sha256"]) == 16
+    monkeypatch.setattr(tokenize.Stemmer, "version", lambda: "2.2.0.3")
+    with pytest.raises(IndexStateError, match=rf"pystemmer {built['pystemmer']} \(now 2.2.0.3\); "
+                       r"run `skillrag index --backend direct`"):
+        open_retriever(ws, embedder=emb)
+    report = build_index(ws, embedder=emb)
+    assert not report.up_to_date and report.embedded == 0  # the terms are re-analysed, no vector re-embedded
+    assert open_retriever(ws, embedder=emb).search("wire", k=1)
+    monkeypatch.setitem(tokenize._STOPWORDS, "en", tokenize._STOPWORDS["en"] - {"the"})
+    with pytest.raises(IndexStateError, match=r"stopwords_sha256 \w+ \(now \w+\)"):
+        open_retriever(ws, embedder=emb)
+
+
+def test_the_refusal_names_the_setting_that_differs(ws, emb):
+    build_index(ws, embedder=emb)
+    ws.config.search.bm25_k1 = 1.2
+    with pytest.raises(IndexStateError, match=r"other settings .*: bm25_k1 1.5 \(now 1.2\); run `skillrag index"):
+        open_retriever(ws, embedder=emb)
+
+
 def test_missing_or_damaged_index(ws, emb):
     with pytest.raises(IndexStateError, match="no direct search index.*skillrag index"):
         open_retriever(ws, embedder=emb)

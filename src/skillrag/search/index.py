@@ -18,17 +18,19 @@ from typing import Any
 
 import numpy as np
 
+from skillrag.errors import IndexStateError
 from skillrag.search._items import FACETS_VERSION, Item, PageSource, collect_items, passages, text_hash
 from skillrag.search._types import IndexReport
 from skillrag.search.embedders import Embedder, get_embedder
-from skillrag.search.engines import BuildInput, get_engine
+from skillrag.search.engines import BuildInput, Engine, get_engine
 from skillrag.search.engines.embedded import index_dir
 from skillrag.search.tokenize import Analyzer
 from skillrag.search.vectors import VectorStore
 from skillrag.workspace import Workspace
 from skillrag.workspace.config import SearchSettings
 
-__all__ = ["build_index", "embedder_for", "index_dir", "index_params", "read_manifest"]
+__all__ = ["build_index", "check_manifest", "embedder_for", "index_dir", "index_params", "index_versions",
+           "read_manifest"]
 
 Progress = Callable[[int, int], None]
 
@@ -47,6 +49,35 @@ def index_params(s: SearchSettings) -> dict[str, Any]:
     return {"stopwords": s.stopwords, "stemmer": s.stemmer, "bm25_k1": s.bm25_k1, "bm25_b": s.bm25_b,
             "bm25_method": "lucene", "title_weight": s.title_weight, "passage_words": s.passage_words,
             "passage_overlap": s.passage_overlap, "facets": FACETS_VERSION}
+
+
+def index_versions(engine: Engine, s: SearchSettings) -> dict[str, str]:
+    """What besides the settings must match between a build and a search: the engine's library and
+    format versions and the analyzer's (``Analyzer.versions``: PyStemmer, the stop-word list's hash).
+    The model's digests are in the embedder id (``Embedder.id``)."""
+    return {**engine.versions(), **Analyzer(s.stopwords, s.stemmer).versions()}
+
+
+def _differences(built: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    return [f"{k} {built.get(k)} (now {now.get(k)})" for k in sorted(set(built) | set(now))
+            if built.get(k) != now.get(k)]
+
+
+def check_manifest(manifest: dict[str, Any], *, backend: str, embedder_id: str, params: dict[str, Any],
+                   versions: dict[str, str]) -> None:
+    """Refuse an index built another way than it would be searched now: raises ``IndexStateError``, one
+    line naming what differs (embedder id, a setting of ``index_params``, a version of
+    ``index_versions``) and ``skillrag index`` as the fix."""
+    fix = f"run `skillrag index --backend {backend}`"
+    if manifest.get("embedder_id") != embedder_id:
+        raise IndexStateError(f"the {backend} index was built with embedder {manifest.get('embedder_id')!r}, "
+                              f"not {embedder_id!r}; {fix}")
+    diff = _differences(manifest.get("params") or {}, params) + _differences(manifest.get("versions") or {},
+                                                                              versions)
+    if diff:
+        more = f" and {len(diff) - 3} more" if len(diff) > 3 else ""
+        raise IndexStateError(f"the {backend} index was built with other settings or library versions: "
+                              f"{', '.join(diff[:3])}{more}; {fix}")
 
 
 def read_manifest(ws: Workspace, backend: str) -> dict[str, Any] | None:
@@ -116,6 +147,7 @@ def build_index(
         # the wiki backend ranks the articles a page cites with the direct index (retriever module doc)
         build_index(ws, backend="direct", embedder=emb, progress=progress)
     params = index_params(s)
+    versions = index_versions(engine, s)
     old = engine.read_manifest(backend)
     report = IndexReport(backend=backend, items=len(items), embedder_id=emb.id)
     new_hashes = {it.id: it.hash for it in items}
@@ -126,7 +158,7 @@ def build_index(
     # the layer fingerprint too: a page change that leaves every item's text alone (a variant rebuild)
     # still makes the retriever refuse the index, so it must not be reported up to date
     same = (old is not None and old.get("embedder_id") == emb.id and old.get("params") == params
-            and old.get("versions") == engine.versions() and old_hashes == new_hashes
+            and old.get("versions") == versions and old_hashes == new_hashes
             and old.get("layer_fingerprint") == fingerprint)
     if same and not force and engine.is_ready(backend):
         report.up_to_date = True
@@ -164,7 +196,7 @@ def build_index(
     header = {
         "backend": backend,
         "engine": engine.name,
-        "versions": engine.versions(),
+        "versions": versions,
         "embedder_id": emb.id,
         "dim": dim,
         "params": params,
