@@ -68,6 +68,36 @@ def test_nothing_changed_is_a_no_op(ws, emb):
     assert (ws.state_dir / "search" / "direct" / "manifest.json").stat().st_mtime_ns == mtime
 
 
+def test_a_no_op_reads_no_article_and_a_change_is_still_seen(tmp_path, ws, emb, monkeypatch):
+    """A no-op is told from the manifest's header (the corpus stamp, settings, versions, embedder): no
+    article is read and no item hash compared; any article write moves the stamp, so a change is seen."""
+    from skillrag.search import index
+
+    build_index(ws, embedder=emb)
+
+    def no_items(*a, **k):
+        raise AssertionError("a no-op re-index read the items")
+
+    with monkeypatch.context() as m:
+        m.setattr(index, "collect_items", no_items)
+        m.setattr(index.VectorStore, "get", no_items)
+        report = build_index(ws, embedder=emb)
+    assert report.up_to_date and report.items == 5 and report.passages == 5 and report.embedded == 0
+    with ws.connect() as conn, conn:  # any writer: the stamp is kept by triggers in the store
+        conn.execute("UPDATE articles SET title = 'Wires abroad' WHERE id = 'wire'")
+    report = build_index(ws, embedder=emb)
+    assert report.changed == ["wire"] and not report.up_to_date
+    assert build_index(ws, embedder=emb).up_to_date
+
+
+def test_an_index_without_the_stamp_is_checked_item_by_item(ws, emb):
+    """An index written before the header had a stamp (no header.json) takes the long way, still a no-op."""
+    build_index(ws, embedder=emb)
+    (ws.state_dir / "search" / "direct" / "header.json").unlink()
+    report = build_index(ws, embedder=emb)
+    assert report.up_to_date and report.items == 5
+
+
 def test_a_new_embedder_rebuilds_from_scratch_but_the_cache_serves_a_repeat(ws):
     a, b = HashEmbedder(salt="a"), HashEmbedder(salt="b")
     build_index(ws, embedder=a)
