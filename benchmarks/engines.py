@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import hashlib
 import json
 import math
 import os
@@ -52,21 +51,20 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
+from synthetic import RandomEmbedder, prefill_vectors, synthetic_corpus
+from timing import timed_search
 
 from skillrag.corpus import ingest
 from skillrag.evaluation.metrics import ranking_metrics
 from skillrag.search import build_index, open_retriever
 from skillrag.search._items import collect_items, passages, text_hash
-from skillrag.search.embedders import l2_normalize
 from skillrag.search.engines.milvus import disconnect_all
 from skillrag.search.engines.testing import lite_server
 from skillrag.search.testing import full_sort_retriever
-from skillrag.search.vectors import VectorStore
 from skillrag.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
 KS = (10, 20, 50)
-DIM = 384
 #: The scale part's baseline arm: the embedded index ranked by full sorts (the ranking before it was lazy).
 FULL_SORT = "embedded, full sort (before)"
 
@@ -90,19 +88,6 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - t0, value
 
 
-class RandomEmbedder:
-    """A seeded random unit vector per text (sha256 of the text seeds the generator): stands in for a
-    model where embedding would take hours; same text, same vector."""
-
-    id = f"random:{DIM}"
-    dim = DIM
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        rows = [np.random.default_rng(int.from_bytes(hashlib.sha256(t.encode()).digest()[:8], "little"))
-                .standard_normal(DIM) for t in texts]
-        return l2_normalize(np.asarray(rows, dtype=np.float32).reshape(len(rows), DIM))
-
-
 def run_interleaved(retrievers: dict[str, Any], queries: list[str], k_metrics: int = 50,
                     ) -> dict[str, tuple[list[list[str]], list[float]]]:
     """Per engine: ranked ids (top ``k_metrics``) and warm k=10 latencies in ms, one per query. The
@@ -112,9 +97,7 @@ def run_interleaved(retrievers: dict[str, Any], queries: list[str], k_metrics: i
         r.search("warm-up query", k=10)
     for q in queries:
         for name, r in retrievers.items():
-            t0 = time.perf_counter()  # timed first: a retriever keeps the last query's vector
-            r.search(q, k=10)
-            out[name][1].append(1000 * (time.perf_counter() - t0))
+            out[name][1].append(timed_search(r, q, 10)[1])  # the query embedding included
             out[name][0].append([h.article_id for h in r.search(q, k=k_metrics)])
     return out
 
@@ -226,40 +209,6 @@ def embedding_throughput(ws: Workspace, n: int = 320, passes: int = 2) -> list[s
 
 
 # -- part 3: scale -------------------------------------------------------------------------------------
-def synthetic_corpus(docs: list[dict[str, str]], replicas: int, path: Path, seed: int = 7) -> int:
-    """Write ``docs`` × ``replicas`` perturbed copies as JSONL; returns the number of articles."""
-    rng = np.random.default_rng(seed)
-    vocab = np.array(sorted({w for d in docs for w in d["content"].split()}))
-    n = 0
-    with path.open("w", encoding="utf-8") as fh:
-        for r in range(replicas):
-            for d in docs:
-                words = np.array(d["content"].split())
-                if r and len(words):
-                    swap = rng.random(len(words)) < 0.15
-                    words[swap] = vocab[rng.integers(0, len(vocab), int(swap.sum()))]
-                title = d["title"] if not r else f"{d['title']} {r}"
-                rec = {"id": d["id"] if not r else f"{d['id']}__r{r}", "title": title,
-                       "content": " ".join(words.tolist())}
-                fh.write(json.dumps(rec) + "\n")
-                n += 1
-    return n
-
-
-def prefill_vectors(ws: Workspace, emb: RandomEmbedder) -> int:
-    """Random vectors for every passage of the direct backend, stored as if embedded."""
-    s = ws.config.search
-    items, _ = collect_items(ws, "direct")
-    hashes = sorted({text_hash(p) for it in items for p in passages(it.title, it.text, s.passage_words,
-                                                                     s.passage_overlap)})
-    store = VectorStore(ws)
-    rng = np.random.default_rng(11)
-    for i in range(0, len(hashes), 20000):
-        chunk = hashes[i : i + 20000]
-        store.put(emb.id, chunk, l2_normalize(rng.standard_normal((len(chunk), DIM)).astype(np.float32)))
-    return len(hashes)
-
-
 def scale_part(docs: list[dict[str, str]], queries: list[str], work: Path, sizes: list[int],
                base_passages: int) -> list[str]:
     emb = RandomEmbedder()

@@ -15,9 +15,10 @@ backend in plain page order, and the long-query policy of the dense query (``sea
 
 Also measured: full index build (fresh workspace, empty vector cache), re-index with nothing changed,
 re-index after one article changed, warm query latency p50/p95 in milliseconds (in-process, query
-embedding included; after one warm-up query) for the long task queries and for short queries (the
-first 100 article titles), peak resident memory (``ru_maxrss``), and the two BM25 engines considered
-(``bm25s`` vs SQLite FTS5) on the same analysed text. The Markdown table is printed and written to
+embedding included: every timed call embeds its query, ``timing.timed_search``; after one warm-up
+query) for the long task queries and for short queries (the first 100 article titles), peak
+resident memory (``ru_maxrss``), and the two BM25 engines considered (``bm25s`` vs SQLite FTS5) on
+the same analysed text. The Markdown table is printed and written to
 ``--out``; it holds aggregates only, never article text.
 """
 
@@ -35,9 +36,11 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import bm25s
 import numpy as np
+from timing import percentiles, timed_search
 
 from skillrag.corpus import ingest
 from skillrag.evaluation.metrics import ranking_metrics
@@ -60,8 +63,19 @@ def timed(fn: Callable[[], object]) -> tuple[float, object]:
     return time.perf_counter() - t0, value
 
 
-def percentiles(ms: Sequence[float]) -> tuple[float, float]:
-    return float(np.percentile(ms, 50)), float(np.percentile(ms, 95))
+def measure_arm(r: Any, queries: Sequence[str], short: Sequence[str], *,
+                clock: Callable[[], float] = time.perf_counter) -> tuple[list[list[str]], list[float], list[float]]:
+    """``(top-50 ids per long query, long-query ms, short-query ms)`` for one open retriever, after one
+    warm-up query. Each timed call (k = 10) embeds its query (``timing.timed_search``); the top 50 for
+    the metrics is read after it, untimed."""
+    r.search("warm-up query", k=10)
+    ranked, lat, slat = [], [], []
+    for q in queries:
+        lat.append(timed_search(r, q, 10, clock=clock)[1])
+        ranked.append([h.article_id for h in r.search(q, k=50)])
+    for q in short:
+        slat.append(timed_search(r, q, 10, clock=clock)[1])
+    return ranked, lat, slat
 
 
 def rss_mib() -> float:
@@ -213,17 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, value in changes.items():
             setattr(s, name, value)
         r = open_retriever(ws, backend=backend, mode=mode)
-        r.search("warm-up query", k=10)
-        ranked, lat, slat = [], [], []
-        for q in queries:
-            ranked.append([h.article_id for h in r.search(q, k=50)])
-            t0 = time.perf_counter()
-            r.search(q, k=10)
-            lat.append(1000 * (time.perf_counter() - t0))
-        for q in short:
-            t0 = time.perf_counter()
-            r.search(q, k=10)
-            slat.append(1000 * (time.perf_counter() - t0))
+        ranked, lat, slat = measure_arm(r, queries, short)
         r.close()
         for name, value in saved.items():
             setattr(s, name, value)

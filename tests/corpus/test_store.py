@@ -152,3 +152,48 @@ def test_an_old_store_gains_the_new_columns(tmp_path):
         """)
     art = ArticleStore(ws).get("old")
     assert art.url is None and art.skill is None
+
+
+def test_the_stamp_changes_with_every_article_write_and_only_then(ws, tmp_path):
+    """``ArticleStore.stamp``: an ingest that changes nothing (it still clears the ``changed`` flags)
+    keeps it; a changed, added or removed article, or a write by any other path (SQL), moves it."""
+    store = ArticleStore(ws)
+    first = store.stamp()
+    ingest(ws, [tmp_path / "kb"])
+    assert store.stamp() == first
+    write(tmp_path / "kb" / "fees.md", "# Fees\n\nA wire transfer costs 30 dollars.\n")
+    ingest(ws, [tmp_path / "kb"])
+    changed = store.stamp()
+    assert changed != first
+    write(tmp_path / "kb" / "limits.md", "# Limits\n\nThe daily limit is 500 dollars.\n")
+    ingest(ws, [tmp_path / "kb"])
+    added = store.stamp()
+    assert added not in (first, changed)
+    with ws.connect() as conn, conn:
+        conn.execute("UPDATE articles SET title = 'Wire fees' WHERE id = 'fees'")
+    assert store.stamp() != added
+
+
+def test_an_old_store_gains_the_stamp_and_its_triggers(tmp_path):
+    import sqlite3
+
+    ws = Workspace.init(tmp_path / "ws")
+    with sqlite3.connect(ws.state_dir / "store.sqlite") as conn:  # a store from before the stamp
+        conn.executescript("""
+            DROP TABLE IF EXISTS articles;
+            CREATE TABLE articles (id TEXT PRIMARY KEY, title TEXT NOT NULL, body TEXT NOT NULL,
+              content_hash TEXT NOT NULL, source_path TEXT NOT NULL, source_tag TEXT NOT NULL DEFAULT '',
+              source_root TEXT NOT NULL, sections TEXT NOT NULL DEFAULT '[]',
+              status TEXT NOT NULL DEFAULT 'active', changed INTEGER NOT NULL DEFAULT 0,
+              updated_at TEXT NOT NULL DEFAULT '');
+            INSERT INTO articles (id, title, body, content_hash, source_path, source_root)
+              VALUES ('old', 'Old', 'old body', 'h', 'old.md', '/x');
+        """)
+    store = ArticleStore(ws)
+    before = store.stamp()
+    with ws.connect() as conn, conn:
+        conn.execute("UPDATE articles SET changed = 1, updated_at = 'now' WHERE id = 'old'")
+    assert store.stamp() == before
+    with ws.connect() as conn, conn:
+        conn.execute("UPDATE articles SET url = 'https://x.example/old' WHERE id = 'old'")  # an added column
+    assert store.stamp() != before

@@ -9,7 +9,7 @@ import pytest
 from skillrag.errors import ConfigError, EmbedderError, MissingExtraError
 from skillrag.search import EMBEDDERS, get_embedder
 from skillrag.search.embedders import Embedder
-from skillrag.search.embedders.onnx import OnnxEmbedder, default_minilm_paths
+from skillrag.search.embedders.onnx import OnnxEmbedder, default_minilm_paths, sha256_file
 from skillrag.search.embedders.openai_compat import OpenAIEmbedder
 from skillrag.search.testing import HashEmbedder
 
@@ -17,6 +17,9 @@ from skillrag.search.testing import HashEmbedder
 def test_minilm_int8_on_three_sentences():
     e = get_embedder("minilm-int8")
     assert isinstance(e, Embedder) and e.dim == 384 and e.id.startswith("minilm-int8:")
+    # the id names what makes the vectors: model and tokenizer digests, truncation (issue 24)
+    _, tok, sha = default_minilm_paths()
+    assert f"@{sha[:12]}:" in e.id and f":tok@{sha256_file(tok)[:12]}:" in e.id and e.id.endswith(":max256")
     v = e.embed([
         "How do I close my checking account?",
         "I want to shut down my bank account.",

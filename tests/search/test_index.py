@@ -68,6 +68,36 @@ def test_nothing_changed_is_a_no_op(ws, emb):
     assert (ws.state_dir / "search" / "direct" / "manifest.json").stat().st_mtime_ns == mtime
 
 
+def test_a_no_op_reads_no_article_and_a_change_is_still_seen(tmp_path, ws, emb, monkeypatch):
+    """A no-op is told from the manifest's header (the corpus stamp, settings, versions, embedder): no
+    article is read and no item hash compared; any article write moves the stamp, so a change is seen."""
+    from skillrag.search import index
+
+    build_index(ws, embedder=emb)
+
+    def no_items(*a, **k):
+        raise AssertionError("a no-op re-index read the items")
+
+    with monkeypatch.context() as m:
+        m.setattr(index, "collect_items", no_items)
+        m.setattr(index.VectorStore, "get", no_items)
+        report = build_index(ws, embedder=emb)
+    assert report.up_to_date and report.items == 5 and report.passages == 5 and report.embedded == 0
+    with ws.connect() as conn, conn:  # any writer: the stamp is kept by triggers in the store
+        conn.execute("UPDATE articles SET title = 'Wires abroad' WHERE id = 'wire'")
+    report = build_index(ws, embedder=emb)
+    assert report.changed == ["wire"] and not report.up_to_date
+    assert build_index(ws, embedder=emb).up_to_date
+
+
+def test_an_index_without_the_stamp_is_checked_item_by_item(ws, emb):
+    """An index written before the header had a stamp (no header.json) takes the long way, still a no-op."""
+    build_index(ws, embedder=emb)
+    (ws.state_dir / "search" / "direct" / "header.json").unlink()
+    report = build_index(ws, embedder=emb)
+    assert report.up_to_date and report.items == 5
+
+
 def test_a_new_embedder_rebuilds_from_scratch_but_the_cache_serves_a_repeat(ws):
     a, b = HashEmbedder(salt="a"), HashEmbedder(salt="b")
     build_index(ws, embedder=a)
@@ -98,6 +128,33 @@ def test_index_from_another_embedder_or_settings_is_refused(ws, emb):
         open_retriever(ws, embedder=HashEmbedder(dim=32))
     ws.config.search.passage_words = 20
     with pytest.raises(IndexStateError, match="other settings"):
+        open_retriever(ws, embedder=emb)
+
+
+def test_an_index_built_under_another_stemmer_or_stop_list_is_refused(ws, emb, monkeypatch):
+    """Issue 24: PyStemmer 2.2 stems "internationally" to `intern`, 3.1 to `internat`; an index built
+    under one and searched under the other was accepted silently. The manifest records both."""
+    from skillrag.search import tokenize
+
+    build_index(ws, embedder=emb)
+    built = read_manifest(ws, "direct")["versions"]
+    assert built["pystemmer"] and len(built["stopwords_sha256"]) == 16
+    monkeypatch.setattr(tokenize.Stemmer, "version", lambda: "2.2.0.3")
+    with pytest.raises(IndexStateError, match=rf"pystemmer {built['pystemmer']} \(now 2.2.0.3\); "
+                       r"run `skillrag index --backend direct`"):
+        open_retriever(ws, embedder=emb)
+    report = build_index(ws, embedder=emb)
+    assert not report.up_to_date and report.embedded == 0  # the terms are re-analysed, no vector re-embedded
+    assert open_retriever(ws, embedder=emb).search("wire", k=1)
+    monkeypatch.setitem(tokenize._STOPWORDS, "en", tokenize._STOPWORDS["en"] - {"the"})
+    with pytest.raises(IndexStateError, match=r"stopwords_sha256 \w+ \(now \w+\)"):
+        open_retriever(ws, embedder=emb)
+
+
+def test_the_refusal_names_the_setting_that_differs(ws, emb):
+    build_index(ws, embedder=emb)
+    ws.config.search.bm25_k1 = 1.2
+    with pytest.raises(IndexStateError, match=r"other settings .*: bm25_k1 1.5 \(now 1.2\); run `skillrag index"):
         open_retriever(ws, embedder=emb)
 
 

@@ -73,7 +73,7 @@ def test_long_queries_are_capped_by_idf(built, emb):
     vocab = {v: k for k, v in r.vocab.items()}
     assert sorted({vocab[i] for i in ids}) == ["abroad", "swift"]
     built.config.search.max_query_terms = 100
-    ids = r.query_terms("account account card")
+    ids = open_retriever(built, mode="bm25", embedder=emb).query_terms("account account card")
     assert len(ids) == 3  # repeats kept: query term frequency counts
 
 
@@ -83,7 +83,7 @@ def test_pooled_and_truncated_dense_queries(built, emb):
     v = r.query_vector(long_query)
     assert v.shape == (64,) and abs(float((v**2).sum()) - 1) < 1e-5
     built.config.search.dense_query = "truncate"
-    assert r.search(long_query, k=1)[0].article_id == "wire"
+    assert open_retriever(built, mode="dense", embedder=emb).search(long_query, k=1)[0].article_id == "wire"
 
 
 def test_select_policy_keeps_the_rarest_sentences_within_the_budget(built, emb):
@@ -102,7 +102,7 @@ def test_select_policy_keeps_the_rarest_sentences_within_the_budget(built, emb):
     # a budget smaller than any sentence still keeps the best one
     assert r.select_sentences(long_query, 2) == "My SWIFT wire abroad has not arrived yet."
     built.config.search.max_query_tokens = 10
-    assert r.search(long_query, k=1)[0].article_id == "wire"
+    assert open_retriever(built, mode="dense", embedder=emb).search(long_query, k=1)[0].article_id == "wire"
     assert emb.texts_embedded[-1] == "My SWIFT wire abroad has not arrived yet."
 
 
@@ -278,3 +278,17 @@ def test_a_hit_names_at_most_three_pages_the_best_ranked_first(built, emb):
     hit = r.search("close account balance", k=1)[0]
     assert MAX_HIT_PAGES == 3 and hit.page_ids == tuple(ranked[:3])
     assert all("close_account" in [a.id for a in r.read_page(p).articles] for p in ranked)
+
+
+def test_a_retriever_keeps_the_settings_it_was_opened_with(ws, emb):
+    """Issue 24: an open retriever held a live reference to ``ws.config.search``; a setting changed after
+    opening changed how it searched (and could pair an index with settings it was not built with)."""
+    build_index(ws, embedder=emb)
+    r = open_retriever(ws, embedder=emb)
+    query = "close the card account abroad wire"
+    before = r.search(query, k=5)
+    s = ws.config.search
+    s.dense_weight, s.rrf_k, s.max_query_terms, s.dense_query = 0.0, 1, 1, "truncate"
+    assert r.search(query, k=5) == before
+    assert r.settings.dense_weight == 1.0 and r.settings is not s
+    assert open_retriever(ws, embedder=emb).search(query, k=5) != before  # a new one reads the new settings

@@ -45,7 +45,8 @@ def _layer_behind(ws: Workspace) -> str | None:
     man = Layer(ws).manifest()
     if man is None:
         return None
-    now = {a.id: a.content_hash for a in ArticleStore(ws).list(split_documents=False) if man.in_scope(a.id)}
+    # ids and content hashes only (no article bodies): this runs after every `skillrag index`, a no-op too
+    now = {i: h for i, h in ArticleStore(ws).hashes().items() if man.in_scope(i)}
     new = len(set(now) - set(man.articles))
     removed = len(set(man.articles) - set(now))
     changed = sum(1 for i, h in now.items() if i in man.articles and man.articles[i] != h)

@@ -18,8 +18,10 @@ name (title, id) holds a word that only out-of-scope articles hold.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import re
+import secrets
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -57,13 +59,32 @@ CREATE TABLE IF NOT EXISTS articles (
 _ADDED_COLUMNS = (("url", "TEXT"), ("skill", "TEXT"), ("parent", "TEXT"),
                   ("heading_path", "TEXT NOT NULL DEFAULT '[]'"), ("parent_offset", "INTEGER NOT NULL DEFAULT 0"))
 
+#: The corpus stamp (``ArticleStore.stamp``): one row, a random id for this store and a revision that
+#: triggers on ``articles`` bump on every insert, delete and update that changes a column other than
+#: the ``changed`` flag and ``updated_at`` (``ensure_schema`` builds the update trigger from the table's
+#: columns, so a column added later is covered by a new trigger).
+STAMP_SCHEMA = """
+CREATE TABLE IF NOT EXISTS corpus_stamp (
+    id       INTEGER PRIMARY KEY CHECK (id = 1),
+    store_id TEXT NOT NULL,
+    revision INTEGER NOT NULL DEFAULT 0
+);
+CREATE TRIGGER IF NOT EXISTS articles_stamp_insert AFTER INSERT ON articles
+BEGIN UPDATE corpus_stamp SET revision = revision + 1 WHERE id = 1; END;
+CREATE TRIGGER IF NOT EXISTS articles_stamp_delete AFTER DELETE ON articles
+BEGIN UPDATE corpus_stamp SET revision = revision + 1 WHERE id = 1; END;
+"""
+#: Columns whose change alone leaves the corpus as search and the wiki see it.
+_UNSTAMPED = frozenset({"changed", "updated_at"})
+
 #: Active articles that were split into section-articles (search and the wiki use the sections).
 SPLIT_DOCUMENTS = "SELECT parent FROM articles WHERE parent IS NOT NULL AND status = 'active'"
 
 
 def ensure_schema(conn: sqlite3.Connection) -> None:
     """Create the table, and add the columns an older store lacks (``url``, ``skill``, and the
-    section columns ``parent``, ``heading_path``, ``parent_offset``)."""
+    section columns ``parent``, ``heading_path``, ``parent_offset``); then the corpus stamp
+    (``STAMP_SCHEMA``)."""
     conn.executescript(SCHEMA)
     have = {row[1] for row in conn.execute("PRAGMA table_info(articles)")}
     for name, decl in _ADDED_COLUMNS:
@@ -74,6 +95,27 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
                 if "duplicate column" not in str(exc):
                     raise
     conn.execute("CREATE INDEX IF NOT EXISTS articles_parent ON articles (parent)")
+    _ensure_stamp(conn)
+
+
+def _ensure_stamp(conn: sqlite3.Connection) -> None:
+    """The ``corpus_stamp`` table, its row and its triggers (``STAMP_SCHEMA``); the update trigger is
+    named after the columns it watches, so it is replaced once when a column is added."""
+    conn.executescript(STAMP_SCHEMA)
+    if conn.execute("SELECT 1 FROM corpus_stamp WHERE id = 1").fetchone() is None:
+        with conn:
+            conn.execute("INSERT OR IGNORE INTO corpus_stamp (id, store_id, revision) VALUES (1, ?, 0)",
+                         (secrets.token_hex(8),))
+    cols = [row[1] for row in conn.execute("PRAGMA table_info(articles)") if row[1] not in _UNSTAMPED]
+    name = "articles_stamp_update_" + hashlib.sha256(",".join(cols).encode()).hexdigest()[:8]
+    have = {r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'articles_stamp_update_%'")}
+    if have == {name}:
+        return
+    changed = " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in cols)
+    conn.executescript("BEGIN;" + "".join(f"DROP TRIGGER IF EXISTS {old};" for old in have - {name})
+                       + f"CREATE TRIGGER IF NOT EXISTS {name} AFTER UPDATE ON articles WHEN {changed} "
+                       "BEGIN UPDATE corpus_stamp SET revision = revision + 1 WHERE id = 1; END; COMMIT;")
 
 
 def reference_tag(skill: str) -> str:
@@ -161,6 +203,14 @@ class ArticleStore:
             return dict(conn.execute(
                 f"SELECT id, content_hash FROM articles WHERE status='active' AND id NOT IN ({SPLIT_DOCUMENTS})"
             ).fetchall())
+
+    def stamp(self) -> str:
+        """``"<store id>:<revision>"``: changes whenever a stored article does (insert, delete, or an
+        update of anything but the ``changed`` flag; SQLite triggers, so every writer counts), read in
+        one row lookup. The search index records it to tell a no-op re-index without reading articles."""
+        with self.workspace.connect() as conn:
+            row = conn.execute("SELECT store_id, revision FROM corpus_stamp WHERE id = 1").fetchone()
+        return f"{row[0]}:{row[1]}"
 
     def scoped(self, scope: SourceScope) -> ScopedArticles:
         """The view of this store that ``scope`` allows (see ``ScopedArticles``)."""

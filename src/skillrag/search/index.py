@@ -18,17 +18,28 @@ from typing import Any
 
 import numpy as np
 
-from skillrag.search._items import FACETS_VERSION, Item, PageSource, collect_items, passages, text_hash
+from skillrag.errors import IndexStateError
+from skillrag.search._items import (
+    FACETS_VERSION,
+    Item,
+    PageSource,
+    WikiPageSource,
+    collect_items,
+    no_layer_error,
+    passages,
+    text_hash,
+)
 from skillrag.search._types import IndexReport
 from skillrag.search.embedders import Embedder, get_embedder
-from skillrag.search.engines import BuildInput, get_engine
+from skillrag.search.engines import BuildInput, Engine, get_engine
 from skillrag.search.engines.embedded import index_dir
 from skillrag.search.tokenize import Analyzer
 from skillrag.search.vectors import VectorStore
 from skillrag.workspace import Workspace
 from skillrag.workspace.config import SearchSettings
 
-__all__ = ["build_index", "embedder_for", "index_dir", "index_params", "read_manifest"]
+__all__ = ["build_index", "check_manifest", "embedder_for", "index_dir", "index_params", "index_versions",
+           "input_stamp", "read_manifest"]
 
 Progress = Callable[[int, int], None]
 
@@ -47,6 +58,58 @@ def index_params(s: SearchSettings) -> dict[str, Any]:
     return {"stopwords": s.stopwords, "stemmer": s.stemmer, "bm25_k1": s.bm25_k1, "bm25_b": s.bm25_b,
             "bm25_method": "lucene", "title_weight": s.title_weight, "passage_words": s.passage_words,
             "passage_overlap": s.passage_overlap, "facets": FACETS_VERSION}
+
+
+def index_versions(engine: Engine, s: SearchSettings) -> dict[str, str]:
+    """What besides the settings must match between a build and a search: the engine's library and
+    format versions and the analyzer's (``Analyzer.versions``: PyStemmer, the stop-word list's hash).
+    The model's digests are in the embedder id (``Embedder.id``)."""
+    return {**engine.versions(), **Analyzer(s.stopwords, s.stemmer).versions()}
+
+
+def _differences(built: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    return [f"{k} {built.get(k)} (now {now.get(k)})" for k in sorted(set(built) | set(now))
+            if built.get(k) != now.get(k)]
+
+
+def check_manifest(manifest: dict[str, Any], *, backend: str, embedder_id: str, params: dict[str, Any],
+                   versions: dict[str, str]) -> None:
+    """Refuse an index built another way than it would be searched now: raises ``IndexStateError``, one
+    line naming what differs (embedder id, a setting of ``index_params``, a version of
+    ``index_versions``) and ``skillrag index`` as the fix."""
+    fix = f"run `skillrag index --backend {backend}`"
+    if manifest.get("embedder_id") != embedder_id:
+        raise IndexStateError(f"the {backend} index was built with embedder {manifest.get('embedder_id')!r}, "
+                              f"not {embedder_id!r}; {fix}")
+    diff = _differences(manifest.get("params") or {}, params) + _differences(manifest.get("versions") or {},
+                                                                              versions)
+    if diff:
+        more = f" and {len(diff) - 3} more" if len(diff) > 3 else ""
+        raise IndexStateError(f"the {backend} index was built with other settings or library versions: "
+                              f"{', '.join(diff[:3])}{more}; {fix}")
+
+
+def input_stamp(ws: Workspace, backend: str, pages: PageSource | None = None) -> str:
+    """What the items of ``backend`` are made of, in one value read without per-item work: the corpus
+    stamp (``ArticleStore.stamp``) for ``direct``, the layer fingerprint for ``wiki``. The manifest
+    records it (``input_stamp``); the same stamp, settings, versions and embedder mean a no-op.
+    Raises ``IndexStateError`` for the wiki backend without a navigation layer."""
+    if backend == "direct":
+        from skillrag.corpus import ArticleStore
+
+        return ArticleStore(ws).stamp()
+    if backend != "wiki":
+        raise ValueError(f"unknown backend {backend!r}")
+    fp = (pages or WikiPageSource()).layer_fingerprint(ws)
+    if fp is None:
+        raise no_layer_error(ws)
+    return fp
+
+
+def _built_as(manifest: dict[str, Any], embedder_id: str, params: dict[str, Any], versions: dict[str, str]) -> bool:
+    """True when ``manifest`` (or its header) was built with this embedder, these settings and versions."""
+    return (manifest.get("embedder_id") == embedder_id and manifest.get("params") == params
+            and manifest.get("versions") == versions)
 
 
 def read_manifest(ws: Workspace, backend: str) -> dict[str, Any] | None:
@@ -98,7 +161,9 @@ def build_index(
     """Build or update the search index of ``backend`` (``"direct"`` or ``"wiki"``; default from config).
 
     Only items whose content changed are re-embedded; with nothing changed the index is left as it is
-    (``report.up_to_date``). ``progress(done, total)`` is called as passages are embedded.
+    (``report.up_to_date``), told from the manifest's header alone when its ``input_stamp`` still holds
+    (no article or page read), else by comparing every item's hash. ``progress(done, total)`` is called
+    as passages are embedded.
     ``pages`` replaces the ``skillrag.wiki`` page source (tests). ``force`` rebuilds the files even when
     up to date (the vector cache still applies). With ``search.wiki_order="fused"`` a ``wiki`` build
     first brings the ``direct`` index up to date too (incremental), since the wiki backend uses it.
@@ -111,11 +176,23 @@ def build_index(
     backend = backend or s.backend
     emb = embedder_for(ws, embedder)
     engine = get_engine(ws)
-    items, fingerprint = collect_items(ws, backend, pages)
+    if backend == "wiki":
+        pages = pages or WikiPageSource()  # one source: its fingerprint is memoised for collect_items
+    # read before the items: a write in between only makes the next no-op take the long way
+    stamp = input_stamp(ws, backend, pages)
     if backend == "wiki" and s.wiki_order == "fused":
         # the wiki backend ranks the articles a page cites with the direct index (retriever module doc)
         build_index(ws, backend="direct", embedder=emb, progress=progress)
     params = index_params(s)
+    versions = index_versions(engine, s)
+    header = None if force else engine.header(backend)
+    if (header is not None and header.get("input_stamp") == stamp
+            and _built_as(header, emb.id, params, versions) and engine.is_ready(backend)):
+        # nothing the items are made of changed (the manifest's stamp): no article or page is read
+        return IndexReport(backend=backend, items=int(header.get("n_items", 0)), embedder_id=emb.id,
+                           passages=int(header.get("passages", 0)), up_to_date=True,
+                           seconds=time.perf_counter() - t0)
+    items, fingerprint = collect_items(ws, backend, pages)
     old = engine.read_manifest(backend)
     report = IndexReport(backend=backend, items=len(items), embedder_id=emb.id)
     new_hashes = {it.id: it.hash for it in items}
@@ -125,8 +202,7 @@ def build_index(
     report.changed = sorted(i for i in new_hashes if i in old_hashes and old_hashes[i] != new_hashes[i])
     # the layer fingerprint too: a page change that leaves every item's text alone (a variant rebuild)
     # still makes the retriever refuse the index, so it must not be reported up to date
-    same = (old is not None and old.get("embedder_id") == emb.id and old.get("params") == params
-            and old.get("versions") == engine.versions() and old_hashes == new_hashes
+    same = (old is not None and _built_as(old, emb.id, params, versions) and old_hashes == new_hashes
             and old.get("layer_fingerprint") == fingerprint)
     if same and not force and engine.is_ready(backend):
         report.up_to_date = True
@@ -164,11 +240,13 @@ def build_index(
     header = {
         "backend": backend,
         "engine": engine.name,
-        "versions": engine.versions(),
+        "versions": versions,
         "embedder_id": emb.id,
         "dim": dim,
         "params": params,
         "layer_fingerprint": fingerprint,
+        "input_stamp": stamp,
+        "n_items": len(items),
         "passages": len(p_hashes),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

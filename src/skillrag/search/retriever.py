@@ -77,7 +77,7 @@ from skillrag.search._ranked import Ranked, RetrieverRanking, relative_scores
 from skillrag.search._types import Hit, PageArticle, PageHit, PageView, SearchFilters
 from skillrag.search.embedders import Embedder
 from skillrag.search.engines import ScoringIndex, get_engine
-from skillrag.search.index import embedder_for, index_params
+from skillrag.search.index import check_manifest, embedder_for, index_params, index_versions
 from skillrag.search.tokenize import Analyzer
 from skillrag.workspace import Workspace
 
@@ -107,7 +107,8 @@ class Retriever:
         self.backend = backend
         self.mode = mode
         self.embedder = embedder
-        self.settings = ws.config.search
+        #: a snapshot of ``search`` settings taken at open: a config changed later changes nothing here
+        self.settings = ws.config.search.model_copy(deep=True)
         self._pages = pages or WikiPageSource()
         self._store = ArticleStore(ws)
         self._lock = threading.Lock()
@@ -147,15 +148,8 @@ class Retriever:
 
     # -- freshness ---------------------------------------------------------------------------------
     def _check_build(self, manifest: dict[str, Any]) -> None:
-        if manifest.get("embedder_id") != self.embedder.id:
-            raise IndexStateError(
-                f"the {self.backend} index was built with embedder {manifest.get('embedder_id')!r}, "
-                f"not {self.embedder.id!r}; run `skillrag index --backend {self.backend}`"
-            )
-        if (manifest.get("params") != index_params(self.settings)
-                or manifest.get("versions") != self.engine.versions()):
-            raise IndexStateError(f"the {self.backend} index was built with other settings or library versions; "
-                                  f"run `skillrag index --backend {self.backend}`")
+        check_manifest(manifest, backend=self.backend, embedder_id=self.embedder.id,
+                       params=index_params(self.settings), versions=index_versions(self.engine, self.settings))
 
     def check_fresh(self) -> None:
         """Raise ``IndexStateError`` if the corpus (``direct``) or the layer (``wiki``) changed since the build,

@@ -1,11 +1,14 @@
 """Lexical analysis for BM25: lower-case word tokens, English stop words removed, Snowball stems.
 
 The stop-word list is the English list shipped with ``bm25s``; stemming is PyStemmer (Snowball).
-Both are configurable (``search.stopwords``, ``search.stemmer``) and recorded in the index manifest.
+Both are configurable (``search.stopwords``, ``search.stemmer``) and recorded in the index manifest,
+with what changes their output besides the settings (``Analyzer.versions``): PyStemmer's version
+(2.2 stems "internationally" to ``intern``, 3.1 to ``internat``) and the stop-word list's sha256.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from functools import lru_cache
 
@@ -46,6 +49,16 @@ class Analyzer:
 
     def params(self) -> dict[str, str | None]:
         return {"stopwords": self.stopwords, "stemmer": self.stemmer_name}
+
+    def versions(self) -> dict[str, str]:
+        """What changes the terms besides ``params``: ``pystemmer`` (the library version, when stemming)
+        and ``stopwords_sha256`` (first 16 hex digits of the sorted list, when one is used)."""
+        out: dict[str, str] = {}
+        if self._stemmer is not None:
+            out["pystemmer"] = str(Stemmer.version())
+        if self._stop:
+            out["stopwords_sha256"] = hashlib.sha256("\n".join(sorted(self._stop)).encode()).hexdigest()[:16]
+        return out
 
     def terms(self, text: str) -> list[str]:
         """Terms of ``text`` in order, with repeats (stop words dropped, stems applied)."""

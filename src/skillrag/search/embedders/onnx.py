@@ -132,7 +132,9 @@ class OnnxEmbedder:
         out = self.session.get_outputs()[0]
         self._dim = int(out.shape[-1]) if isinstance(out.shape[-1], int) else 0
         self.batch_size = batch_size
-        self.id = f"{name}:{self.model_path.stem}@{digest[:12]}:max{max_length}"
+        #: the model file's and the tokenizer file's digests and the truncation: all that makes its vectors
+        self.id = (f"{name}:{self.model_path.stem}@{digest[:12]}:tok@{sha256_file(self.tokenizer_path)[:12]}"
+                   f":max{max_length}")
 
     @property
     def dim(self) -> int:

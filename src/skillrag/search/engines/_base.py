@@ -138,6 +138,11 @@ class Engine(Protocol):
         """The full manifest of ``backend``'s index, or None when there is none."""
         ...
 
+    def header(self, backend: str) -> dict[str, Any] | None:
+        """The manifest without its per-item maps (how it was built, the corpus stamp), read without
+        any per-item work; None when there is none (or, embedded, an index written before it had one)."""
+        ...
+
     def is_ready(self, backend: str) -> bool:
         """True when the stored index is complete (nothing half-written or missing)."""
         ...

@@ -3,6 +3,7 @@
 Layout (under the workspace's ``.skillrag/``)::
 
     search/<backend>/manifest.json   how it was built: versions, embedder id, parameters, item hashes
+    search/<backend>/header.json     the manifest without the item hashes (a no-op re-index reads this)
     search/<backend>/items.json      item records (id, title, source tag/path, cited article ids)
     search/<backend>/bm25/           the bm25s index (its own params.index.json inside)
     search/<backend>/rows.npy        (n_passages,) int32: the item each passage belongs to
@@ -137,6 +138,15 @@ class EmbeddedEngine:
         except (OSError, ValueError) as exc:
             raise IndexStateError(f"{path}: unreadable index manifest ({exc}); run `skillrag index`") from None
 
+    def header(self, backend: str) -> dict[str, Any] | None:
+        path = index_dir(self.ws, backend) / "header.json"
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise IndexStateError(f"{path}: unreadable index header ({exc}); run `skillrag index`") from None
+
     def is_ready(self, backend: str) -> bool:
         d = index_dir(self.ws, backend)
         return all((d / name).exists() for name in ("manifest.json", "items.json", "rows.npy", "passages.npy", "bm25"))
@@ -159,6 +169,7 @@ class EmbeddedEngine:
             np.save(tmp / "passages.npy", np.asarray(data.passage_hashes, dtype="S64"))
             atomic_write_text(tmp / "items.json",
                               json.dumps([it.record() for it in data.items], ensure_ascii=False))
+            atomic_write_text(tmp / "header.json", json.dumps(data.header, indent=1, ensure_ascii=False))
             atomic_write_text(tmp / "manifest.json", json.dumps(manifest, indent=1, ensure_ascii=False))
             old_dir = final.with_name(f".{data.backend}.old")
             if old_dir.exists():
