@@ -18,7 +18,7 @@ written, else its position (1-based), so "step 2" of a bulleted guidance is its 
 3. **overlap**: every step that shares enough *content terms* with the snippet's text and ``why``: at
    least ``min(3, n)`` distinct terms (``n``: the snippet's own), or two terms that stand next to each
    other in both, in either order ("by invitation only" and "invitation-only" share *invit onli*). Terms are the search
-   analyzer's (``skillrag.search.Analyzer``: case-folded words, English stop words dropped, Snowball
+   index's analyzer (``skillrag.text.Analyzer``: case-folded words, English stop words dropped, Snowball
    stems, a hyphen splits words, a tool name such as ``freeze_card_4410`` is one term). Numbers are not
    terms: a figure the two share never links them by itself, since the warnings ask which snippet *of the
    step* holds that figure.
@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillrag.skill.contract import normalize
+from skillrag.text import Analyzer
 
 __all__ = ["GuidanceLine", "GuidanceStep", "guidance_steps", "link_snippets", "link_steps", "split_guidance",
            "stated_steps"]
@@ -133,10 +134,8 @@ def _pairs(seq: list[str]) -> set[frozenset[str]]:
 def link_steps(steps: Sequence[GuidanceStep], snippets: Sequence[Any], *, terms: Terms | None = None) -> list[int]:
     """Link each snippet to ``steps`` in place (module doc); returns the indices of the snippets linked
     to no step (anything that is not a mapping is one). ``terms``: a text analyser (default
-    ``skillrag.search.Analyzer().terms``)."""
+    ``skillrag.text.Analyzer().terms``, the search index's)."""
     if terms is None:
-        from skillrag.search.tokenize import Analyzer  # lazy: the search package's analyser, read only
-
         terms = Analyzer().terms
     by_number: dict[int, GuidanceStep] = {}
     for st in steps:
