@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from skillrag.corpus import Article, content_hash
 from skillrag.corpus.sections import parse_sections
-from skillrag.wiki._text import exclusions, key_line, purpose_statements, summary_line, units
+from skillrag.wiki._statements import exclusions, key_line, purpose_statements, summary_line, units
 from skillrag.wiki.aspects import OVERVIEW, find_aspects, noun_phrases, stem, word_uses
 from skillrag.wiki.extractive import aspect_page, aspect_title, build_extractive, entity_page
 from skillrag.wiki.families import capitalised_names, entity_title, find_families, group_key

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from skillrag.corpus import Article
-from skillrag.wiki._text import (
+from skillrag.wiki._statements import (
     article_parts,
     classify_link,
     cut,
