@@ -70,7 +70,7 @@ from skillrag.search._types import Hit, PageArticle, PageHit, PageView, SearchFi
 from skillrag.search.embedders import Embedder
 from skillrag.search.engines import ScoringIndex, get_engine
 from skillrag.search.index import embedder_for, index_params
-from skillrag.search.tokenize import Analyzer
+from skillrag.text import Analyzer
 from skillrag.workspace import Workspace
 
 __all__ = ["BACKENDS", "MAX_HIT_PAGES", "MODES", "Retriever", "open_retriever", "preview_of", "read_page"]
