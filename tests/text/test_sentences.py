@@ -34,3 +34,11 @@ def test_a_sentence_that_refers_back_stays_with_the_one_before():
         "Medical cancellations waive the fee. Escalate these to Member Care.", "Standard ones pay $50."]
     assert refers_back("They must bring ID.") and not refers_back("This: the list below.")
     assert with_antecedents(text, sentences(text), limit=40) == sentences(text)  # too long together
+
+
+def test_an_inline_numbered_list_after_a_colon_is_one_sentence():
+    """The τ²-bench importer cut sentences with a rule of its own that kept "want to: 1. Open …
+    2. Open …" whole; pysbd cuts before each number, and the text layer joins the pieces back."""
+    text = "You want to: 1. Open a credit card 2. Open a savings account 3. Deposit the $5,000. Then wait."
+    assert sentence_texts(text) == [
+        "You want to: 1. Open a credit card 2. Open a savings account 3. Deposit the $5,000.", "Then wait."]

@@ -3,14 +3,20 @@
 ``sentences`` cuts text with ``pysbd`` (rule-based sentence boundary detection, Sadvilkar & Neumann,
 2020), so "e.g.", "U.S.", "$5.00" or "No. 4" never end a sentence. Offsets are character offsets into
 the text given, whitespace trimmed, so ``text[start:end]`` is always the sentence as written. pysbd
-ends a sentence at a line break too. Repairs: when pysbd fails on an input (it does on a few odd
-ones) or returns spans that are not slices of the text, a plain rule cuts after ``.``, ``!`` or ``?``
-followed by white space and an upper-case letter, a digit, a quote or a bracket; a piece that does not
-end a sentence (no closing punctuation) followed by one that starts in lower case is one sentence
-(pysbd cut it at an abbreviation it did not know); a closing quote or bracket that pysbd cut off
-stays with its sentence (so does a piece that starts with a comma, a semicolon or a colon), and so does an inline enumeration ("Requirements: 1) verified, 2) of age.")
-that pysbd cut before each ``1)`` or ``(b)`` on one line. Text with no line break and no ``.``, ``!``, ``?`` or ``…`` before a later
-word is one sentence without asking pysbd (the common case, and pysbd is slow).
+ends a sentence at a line break too. Repairs:
+
+* when pysbd fails on an input (it does on a few odd ones) or returns spans that are not slices of
+  the text, a plain rule cuts after ``.``, ``!`` or ``?`` followed by white space and an upper-case
+  letter, a digit, a quote or a bracket;
+* a piece that does not end a sentence (no closing punctuation) followed by one that starts in lower
+  case is one sentence (pysbd cut it at an abbreviation it did not know, or at a wrapped line);
+* a closing quote or bracket that pysbd cut off stays with its sentence, and so does a piece that
+  starts with a comma, a semicolon or a colon;
+* an inline enumeration ("Requirements: 1) verified, 2) of age.") that pysbd cut before each ``1)``,
+  ``(b)`` or ``2.`` on one line is one sentence.
+
+Text with no line break and no ``.``, ``!``, ``?`` or ``…`` before a later word is one sentence
+without asking pysbd (the common case, and pysbd is slow).
 
 ``refers_back`` tells a sentence that points back within its first words ("Escalate these to …",
 "They must …"); ``with_antecedents`` joins each such sentence to the one before it, so it is never
@@ -32,8 +38,8 @@ _FALLBACK = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z\"'(`*])")
 _MAY_END = re.compile(r"[.!?\u2026]\S*\s+\S|[\r\n]\s*\S")
 _ENDS = re.compile(r"[.!?:;][\"')\]]*$")
 _CLOSING = re.compile(r"[\"')\]\u2019\u201d]+")
-#: An inline enumerator ("1) ", "(b) "): pysbd cuts before one even inside a sentence.
-_ENUMERATOR = re.compile(r"\(?(?:\d{1,2}|[a-z])\)\s")
+#: An inline enumerator ("1) ", "(b) ", "2. "): pysbd cuts before one even inside a sentence.
+_ENUMERATOR = re.compile(r"\(?(?:\d{1,2}|[a-z])[.)]\s")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]\u2019\u201d]*$")
 #: A sentence that points back within its first words ("Escalate these to …", "They must …").
 _BACK_REFERENCE = re.compile(r"^\W*(?:[\w'`]+\W+){0,3}?(?:these|those|they|them|such|this|it)\b(?!\s*[:(])",
