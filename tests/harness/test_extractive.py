@@ -12,10 +12,11 @@ import pytest
 from skillrag.corpus import ArticleStore, ingest
 from skillrag.demo_data import CASES, HELP_CENTER
 from skillrag.harness import run_case
-from skillrag.harness._focus import STOP_WORDS, case_focus
-from skillrag.harness.extractive import plan_queries, split_passages
+from skillrag.harness._focus import case_focus
+from skillrag.harness.extractive import plan_queries
 from skillrag.skill import Case, CaseFile, locate, validate_output
 from skillrag.skill.testing import FakeRetriever
+from skillrag.text import STOP_WORDS, passages
 from skillrag.workspace import Workspace
 
 MANUAL_DIR = Path(__file__).parent / "fixtures" / "manual"
@@ -36,7 +37,7 @@ def _check_briefing(out: dict, bodies: dict[str, str]) -> None:
     # each snippet is one whole passage (a sentence, a list item, a small table), never a cut one
     for s in out["snippets"]:
         body = bodies[s["source_article"]]
-        assert s["text"] in {p.text for p in split_passages(s["source_article"], body)}, s["text"]
+        assert s["text"] in {p.text for p in passages(body)}, s["text"]
         assert locate(s["text"], body) is not None
     # grouped by procedure: one article's snippets are consecutive and in the article's order
     arts = [s["source_article"] for s in out["snippets"]]
@@ -390,7 +391,7 @@ def test_the_overview_page_of_the_case_category_gives_the_leads():
     from types import SimpleNamespace as NS
 
     from skillrag.harness.extractive import _NavLayer
-    from skillrag.search.tokenize import Analyzer
+    from skillrag.text import Analyzer
 
     def page(pid, kind, title, ids):
         return NS(id=pid, kind=kind, title=title, sources=[NS(id=i, title=i, summary="") for i in ids])
@@ -449,7 +450,7 @@ def test_text_addressed_to_an_ai_is_never_a_briefing_step(tmp_path, injection):
             f"{injection} Standard accounts pay a $10 replacement card fee.\n")
     (src / "a.json").write_text(json.dumps([{"id": "kb_lost", "title": "Lost debit card", "content": body}]))
     ingest(ws, [src])
-    assert all(p.noise == "agent" for p in split_passages("kb_lost", body) if "instructions" in p.text
+    assert all(p.noise == "agent" for p in passages(body) if "instructions" in p.text
                or "disregard" in p.text or "forget your" in p.text)
     case = Case(case_id="c1", contact_reason="I lost my debit card and need a replacement card; is there a fee?")
     res = run_case(ws, case, retriever=FakeRetriever(ws))

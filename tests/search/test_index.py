@@ -20,6 +20,8 @@ def test_first_build_embeds_every_passage_and_records_how(ws, emb):
     m = read_manifest(ws, "direct")
     assert m["embedder_id"] == emb.id and m["dim"] == 64
     assert m["params"]["stemmer"] == "english" and m["versions"]["bm25s"]
+    # how the terms were made: the text layer's analyzer, with its library versions
+    assert m["analyzer"]["stopwords"] == "en" and m["analyzer"]["versions"]["PyStemmer"]
     assert set(m["content_hashes"]) == set(m["items"]) and len(m["items"]) == 5
     folder = ws.state_dir / "search" / "direct"
     assert np.load(folder / "rows.npy").shape == np.load(folder / "passages.npy").shape == (5,)

@@ -20,7 +20,7 @@ must beat. For one case it:
    the want matches instead;
 5. reads the best articles with ``get_article`` (the skill's fetch budget, up to ``max_fetch``), following
    article ids that a procedure names, and cuts them into passages (whole list items, whole sentences,
-   small tables: ``_passages``), dropping what must not be quoted (text addressed to an AI agent,
+   small tables: ``skillrag.text.passages``), dropping what must not be quoted (text addressed to an AI agent,
    parameter lines, code, marketing lines, questions, glossary entries that repeat a quoted term); the
    rest is scored by BM25 (``bm25s``) against the case focus, with weight for numbered steps, tool names
    and rules; every tool a kept procedure tells the reader to use is quoted once (its most valuable
@@ -42,14 +42,12 @@ import bm25s
 import numpy as np
 
 from skillrag.errors import ArticleNotFound, EmptyInputError, SkillragError
-from skillrag.harness._focus import STOP_WORDS, CaseFocus, case_focus, content_terms
-from skillrag.harness._passages import Passage, RuleInfo, rule_of, split_passages, tool_names, uses_tool
+from skillrag.harness._focus import CaseFocus, case_focus, content_terms
 from skillrag.harness._session import Session
-from skillrag.search.tokenize import Analyzer
 from skillrag.skill import Case, SavedOutput, Skill, hit_to_dict
+from skillrag.text import STOP_WORDS, Analyzer, Passage, passages, uses_tool
 
-__all__ = ["ExtractiveHarness", "Passage", "RuleInfo", "case_focus", "plan_queries", "rule_of",
-           "split_passages", "tool_names"]
+__all__ = ["ExtractiveHarness", "case_focus", "plan_queries"]
 
 RRF_K = 60
 #: Procedures scoring under this share of the best procedure's score are left out of the briefing.
@@ -314,8 +312,8 @@ class ExtractiveHarness:
         if not state.reads:
             raise EmptyInputError(f"case {case.case_id!r}: retrieval found no article to read")
         for r in state.reads:
-            r.passages = split_passages(r.id, r.body, min_chars=cfg.min_snippet_chars,
-                                        max_chars=min(cfg.max_snippet_chars, 1200))
+            r.passages = passages(r.body, min_chars=cfg.min_snippet_chars,
+                                  max_chars=min(cfg.max_snippet_chars, 1200))
         groups = self._select(state, min(self.max_snippets, cfg.max_snippets))
         if not any(g.chosen for g in groups):
             raise EmptyInputError(f"case {case.case_id!r}: the articles read hold no passage that matches the case")
@@ -911,7 +909,7 @@ class _State:
                 covered |= set(content_terms(q, self.h.analyzer))
         best: tuple[str, set[str], str] | None = None
         for r in self._procedures()[: 2]:
-            for p in split_passages(r.id, r.body):
+            for p in passages(r.body):
                 if p.noise or " ".join(_display(p.text).split()[:30]) in asked or not _PREREQUISITE.search(p.text):
                     continue
                 # a numbered step, or a line under a requirements / prerequisites / eligibility heading

@@ -23,8 +23,8 @@ from skillrag.search._types import IndexReport
 from skillrag.search.embedders import Embedder, get_embedder
 from skillrag.search.engines import BuildInput, get_engine
 from skillrag.search.engines.embedded import index_dir
-from skillrag.search.tokenize import Analyzer
 from skillrag.search.vectors import VectorStore
+from skillrag.text import Analyzer
 from skillrag.workspace import Workspace
 from skillrag.workspace.config import SearchSettings
 
@@ -168,6 +168,7 @@ def build_index(
         "embedder_id": emb.id,
         "dim": dim,
         "params": params,
+        "analyzer": analyzer.manifest(),
         "layer_fingerprint": fingerprint,
         "passages": len(p_hashes),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -3,7 +3,8 @@
 The LLM builder shows the model only these few pages, never the whole wiki, so the prompt stays
 bounded at any corpus size. Queries keep their 48 rarest known terms. The index is incremental (postings and document frequencies updated on
 every page write), because the builder changes one page per article and a full re-index per article
-would cost O(pages) each time. Tokens come from ``bm25s.tokenize`` (English stop words, lower-case).
+would cost O(pages) each time. Terms come from the text layer's analyzer (``skillrag.text.Analyzer``:
+lower-case word tokens, the English stop words of ``bm25s``, no stemming).
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-import bm25s
-
+from skillrag.text import Analyzer
 from skillrag.wiki.families import group_key
 from skillrag.wiki.page import Page
 
@@ -24,8 +24,11 @@ B = 0.75  # length normalisation
 MAX_QUERY_TERMS = 48  # distinct query terms scored, rarest first
 
 
+_ANALYZER = Analyzer("en", None)
+
+
 def _tokens(text: str) -> list[str]:
-    return bm25s.tokenize([text], stopwords="en", return_ids=False, show_progress=False)[0]
+    return _ANALYZER.terms(text)
 
 
 class PageSearch:

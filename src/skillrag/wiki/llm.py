@@ -38,7 +38,7 @@ from skillrag.corpus import Article, ArticleStore, content_hash
 from skillrag.tracing import traced
 from skillrag.wiki import _spans
 from skillrag.wiki._prompts import load_prompt
-from skillrag.wiki._text import summary_line
+from skillrag.wiki._statements import summary_line
 from skillrag.wiki.aspects import Aspect, find_aspects
 from skillrag.wiki.candidates import PageSearch
 from skillrag.wiki.extractive import aspect_page_id, aspect_title
