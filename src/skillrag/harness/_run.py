@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from skillrag import __version__
+from skillrag._version import __version__
 from skillrag.corpus.model import check_id
 from skillrag.errors import (
     BudgetExceeded,
