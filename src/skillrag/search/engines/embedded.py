@@ -36,7 +36,7 @@ from typing import Any
 import bm25s
 import numpy as np
 
-import skillrag
+from skillrag._version import __version__
 from skillrag.errors import IndexStateError
 from skillrag.search._types import SearchFilters
 from skillrag.search.engines._base import BuildInput, Ranking, empty_ranking, top_k
@@ -126,7 +126,7 @@ class EmbeddedEngine:
         self.ws = ws
 
     def versions(self) -> dict[str, str]:
-        return {"skillrag": skillrag.__version__, "bm25s": bm25s.__version__, "format": str(FORMAT_VERSION)}
+        return {"skillrag": __version__, "bm25s": bm25s.__version__, "format": str(FORMAT_VERSION)}
 
     def read_manifest(self, backend: str) -> dict[str, Any] | None:
         path = index_dir(self.ws, backend) / "manifest.json"

@@ -60,7 +60,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-import skillrag
+from skillrag._version import __version__
 from skillrag.errors import ConfigError, EngineError, IndexStateError, MissingExtraError
 from skillrag.search._types import SearchFilters
 from skillrag.search.engines._base import BuildInput, Ranking, empty_ranking
@@ -308,7 +308,7 @@ class MilvusEngine:
             it.close()
 
     def versions(self) -> dict[str, str]:
-        return {"skillrag": skillrag.__version__, "engine": "milvus", "format": str(FORMAT_VERSION),
+        return {"skillrag": __version__, "engine": "milvus", "format": str(FORMAT_VERSION),
                 "dense_index": self.settings.milvus_index}
 
     # -- manifest ----------------------------------------------------------------------------------
