@@ -422,7 +422,9 @@ def test_a_named_products_overview_is_the_lead_article_the_layer_lists():
     layer = _NavLayer([page("gold", "entity", "Gold Card (cards)", gold),
                        page("ov", "aspect", "Overview across cards", [gold[0]])])
     focus = case_focus(Case(case_id="x", contact_reason="What does my Gold Card cost?"))
-    state = _State(NS(tools=NS()), ExtractiveHarness(), focus)
+    from skillrag.workspace.config import WorkspaceConfig
+
+    state = _State(NS(tools=NS(workspace=NS(config=WorkspaceConfig()))), ExtractiveHarness(), focus)
     state.titles = dict(gold)  # as if search had returned both
     assert state._overview("Gold Card") == "gold_2"  # by title alone, a "guide" reads as the overview
     state.pages = layer
@@ -458,3 +460,22 @@ def test_text_addressed_to_an_ai_is_never_a_briefing_step(tmp_path, injection):
     quoted = " ".join(s["text"] for s in res.output["snippets"])
     assert "freeze_card_4410" in quoted
     assert injection.split(":")[0] not in quoted and injection not in res.output["guidance"]
+
+
+def test_briefing_fuses_query_ranks_with_the_workspace_rrf_k(ws, cases, retriever, monkeypatch):
+    """The briefing's reading order is the package's one reciprocal rank fusion, with ``search.rrf_k``
+    (it used a k of 60 of its own)."""
+    from skillrag.harness import extractive
+    from skillrag.search.fusion import reciprocal_rank_fusion
+
+    seen: list[int] = []
+
+    def spy(rankings, *, k=60, weights=None):
+        seen.append(k)
+        return reciprocal_rank_fusion(rankings, k=k, weights=weights)
+
+    monkeypatch.setattr(extractive, "reciprocal_rank_fusion", spy)
+    ws.config.search.rrf_k = 7
+    res = run_case(ws, cases.load("case_lost"), cases=cases, retriever=retriever)
+    assert res.status == "accepted", res.record.error
+    assert seen and set(seen) == {7}

@@ -44,12 +44,12 @@ import numpy as np
 from skillrag.errors import ArticleNotFound, EmptyInputError, SkillragError
 from skillrag.harness._focus import CaseFocus, case_focus, content_terms
 from skillrag.harness._session import Session
+from skillrag.search.fusion import reciprocal_rank_fusion
 from skillrag.skill import Case, SavedOutput, Skill, hit_to_dict
 from skillrag.text import STOP_WORDS, Analyzer, Passage, passages, uses_tool
 
 __all__ = ["ExtractiveHarness", "case_focus", "plan_queries"]
 
-RRF_K = 60
 #: Procedures scoring under this share of the best procedure's score are left out of the briefing.
 PROCEDURE_FLOOR = 0.35
 #: Passages under this relevance (0–1, BM25 against the case focus) share only common words with the case.
@@ -584,7 +584,11 @@ class _State:
         self.queries: list[tuple[str, str]] = []
         self.hits: dict[str, list[dict[str, Any]]] = {}
         self.titles: dict[str, str] = {}
-        self.fused: dict[str, float] = defaultdict(float)
+        #: the fusion constant of every query's ranks: the workspace's ``search.rrf_k``
+        self.rrf_k = session.tools.workspace.config.search.rrf_k
+        #: each query's ranking and weight, in query order (``fused``)
+        self.rankings: list[tuple[list[str | None], float]] = []
+        self._fused: dict[str, float] | None = None
         self.entities: list[str] = []
         self.entity_words: frozenset[str] = frozenset()
         self.comparing = bool(_CHOOSE.search(focus.want))
@@ -618,13 +622,29 @@ class _State:
             hits = self.session.retrieve(query, k)
         self.queries.append((role, query))
         self.hits[role] = hits
-        for rank, hit in enumerate(hits, 1):
+        ranking: list[str | None] = []
+        for hit in hits:
             aid = hit["article_id"]
             self.titles.setdefault(aid, hit.get("title") or aid)
-            # the names query counts only for articles about the products the case names
-            if role != "names" or self._product_kind(self.titles[aid]) == "named":
-                self.fused[aid] += weight / (RRF_K + rank)
+            # the names query counts only for articles about the products the case names (the others
+            # keep their rank, so the named ones below them are not promoted)
+            named = role != "names" or self._product_kind(self.titles[aid]) == "named"
+            ranking.append(aid if named else None)
+        self.rankings.append((ranking, weight))
+        self._fused = None
         return hits
+
+    @property
+    def fused(self) -> dict[str, float]:
+        """``article id -> score``: the reciprocal rank fusion (``search.fusion``, ``search.rrf_k``) of
+        every query's ranks, each weighted (follow-up queries count half), in the order the queries
+        first found them."""
+        if self._fused is None:
+            fused = dict(reciprocal_rank_fusion([r for r, _ in self.rankings], k=self.rrf_k,
+                                                weights=[w for _, w in self.rankings]))
+            found = dict.fromkeys(a for r, _ in self.rankings for a in r if a is not None)
+            self._fused = {a: fused[a] for a in found}
+        return self._fused
 
     def aspect_terms(self, limit: int = 4) -> list[str]:
         """Words of the want that recur in the titles of its best hits: what the case asks about the

@@ -77,6 +77,7 @@ from skillrag.search._ranked import Ranked, RetrieverRanking, relative_scores
 from skillrag.search._types import Hit, PageArticle, PageHit, PageView, SearchFilters
 from skillrag.search.embedders import Embedder
 from skillrag.search.engines import ScoringIndex, get_engine
+from skillrag.search.fusion import reciprocal_rank_fusion
 from skillrag.search.index import embedder_for, index_params
 from skillrag.text import Analyzer
 from skillrag.workspace import Workspace
@@ -588,14 +589,12 @@ class Retriever:
                 mask[j] = filters is None or filters.accepts_item(arts.items[j])
         own = arts._rank(query, mask, qvec=qvec, filters=filters)
         art_rank = {arts.items[j]["id"]: r for r, (j, _) in enumerate(own)}
-        rk = self.settings.rrf_k
         unranked = len(arts.items)  # not matched by the article ranking (e.g. no BM25 term): no share
-        scores: dict[str, float] = {}
-        for j in np.flatnonzero(mask):
-            a = arts.items[j]["id"]
-            pr, ar = page_rank[a], art_rank.get(a, unranked)
-            scores[a] = (1 / (rk + pr + 1) if pr < FUSION_DEPTH else 0.0) + (
-                1 / (rk + ar + 1) if ar < min(FUSION_DEPTH, unranked) else 0.0)
+        cands = [arts.items[j]["id"] for j in np.flatnonzero(mask)]
+        fused = dict(reciprocal_rank_fusion(
+            [{a: page_rank[a] for a in cands if page_rank[a] < FUSION_DEPTH},
+             {a: art_rank[a] for a in cands if a in art_rank and art_rank[a] < FUSION_DEPTH}], k=self.settings.rrf_k))
+        scores = {a: fused.get(a, 0.0) for a in cands}
         pos = {a: n for n, a in enumerate(led_by)}  # last tie-breaker: the order the pages cite them
         best = sorted(scores, key=lambda a: (-scores[a], page_rank[a], art_rank.get(a, unranked), pos[a]))[:k]
         idx = np.array([arts.index_of[a] for a in best], dtype=np.int64)
