@@ -479,3 +479,17 @@ def test_briefing_fuses_query_ranks_with_the_workspace_rrf_k(ws, cases, retrieve
     res = run_case(ws, cases.load("case_lost"), cases=cases, retriever=retriever)
     assert res.status == "accepted", res.record.error
     assert seen and set(seen) == {7}
+
+
+def test_passage_scoring_uses_the_workspace_bm25_parameters():
+    """The briefing's two BM25 scorers used ``bm25s``'s own defaults, whatever ``search.bm25_k1``/``bm25_b``."""
+    from types import SimpleNamespace as NS
+
+    from skillrag.harness.extractive import ExtractiveHarness, _State
+    from skillrag.text import BM25
+    from skillrag.workspace.config import SearchSettings, WorkspaceConfig
+
+    config = WorkspaceConfig(search=SearchSettings(bm25_k1=0.9, bm25_b=0.3))
+    focus = case_focus(Case(case_id="x", contact_reason="What does my Gold Card cost?"))
+    state = _State(NS(tools=NS(workspace=NS(config=config))), ExtractiveHarness(), focus)
+    assert state.bm25 == BM25(0.9, 0.3)

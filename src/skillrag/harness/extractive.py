@@ -38,7 +38,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-import bm25s
 import numpy as np
 
 from skillrag.errors import ArticleNotFound, EmptyInputError, SkillragError
@@ -46,7 +45,7 @@ from skillrag.harness._focus import CaseFocus, case_focus, content_terms
 from skillrag.harness._session import Session
 from skillrag.search.fusion import reciprocal_rank_fusion
 from skillrag.skill import Case, SavedOutput, Skill, hit_to_dict
-from skillrag.text import STOP_WORDS, Analyzer, Passage, passages, uses_tool
+from skillrag.text import BM25, STOP_WORDS, Analyzer, Passage, passages, uses_tool
 
 __all__ = ["ExtractiveHarness", "case_focus", "plan_queries"]
 
@@ -351,8 +350,7 @@ class ExtractiveHarness:
         query += [t for e in state.entities for t in content_terms(e, self.analyzer)]
         index = None
         if any(docs):
-            index = bm25s.BM25()
-            index.index([d or ["\u2205"] for d in docs], show_progress=False)
+            index = state.bm25.index([d or ["\u2205"] for d in docs])
 
         def scores_for(q: list[str]) -> np.ndarray:
             if index is None or not q:
@@ -586,6 +584,8 @@ class _State:
         self.titles: dict[str, str] = {}
         #: the fusion constant of every query's ranks: the workspace's ``search.rrf_k``
         self.rrf_k = session.tools.workspace.config.search.rrf_k
+        #: the BM25 parameters of passage and catalogue scoring: the workspace's (``search.bm25_k1``, ``bm25_b``)
+        self.bm25 = BM25.of(session.tools.workspace.config.search)
         #: each query's ranking and weight, in query order (``fused``)
         self.rankings: list[tuple[list[str | None], float]] = []
         self._fused: dict[str, float] | None = None
@@ -726,8 +726,7 @@ class _State:
             return
         ids = list(cat)
         docs = [content_terms(t + " " + summ, self.h.analyzer) or ["\u2205"] for t, summ in cat.values()]
-        index = bm25s.BM25()
-        index.index(docs, show_progress=False)
+        index = self.bm25.index(docs)
         excl = self.focus.name_words
         query = content_terms(self.focus.want, self.h.analyzer, exclude=excl) * 2
         query += content_terms(self.focus.detail, self.h.analyzer, exclude=excl)

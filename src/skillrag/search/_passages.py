@@ -4,8 +4,8 @@ An article body is cut into passages at its structure (``skillrag.text.blocks``:
 offsets): a paragraph, one list item (with its marker), one table row (Markdown headings are not passages; they name the
 section; rules are not passages either; a code block is one passage). A passage longer than ``MAX_CHARS`` is cut further
 into sentences (``skillrag.text.sentences``). The passages are scored with BM25 (Robertson & Zaragoza
-2009; k1 1.2, b 0.75, term idf from the search index, length normalised by the article's mean passage
-length) against the query's distinct terms; ties go to the earlier passage, and when no passage shares
+2009; the index's ``skillrag.text.BM25``: ``search.bm25_k1`` and ``search.bm25_b``, term idf from the
+search index, length normalised by the article's mean passage length) against the query's distinct terms; ties go to the earlier passage, and when no passage shares
 a term with the query the first passage is the preview. The preview is the best passage, followed by
 the next passages of the same section while the whole fits in ``PREVIEW_CHARS`` characters; a passage
 longer than that is cut at word boundaries around its first matching term, ``…`` marking each cut.
@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from skillrag.text import blocks, sentences, units
+from skillrag.text import BM25, blocks, sentences, units
 
 __all__ = ["PREVIEW_CHARS", "Passage", "ScoredText", "analyse", "best_passage", "split_passages"]
 
@@ -30,7 +30,6 @@ MAX_CHARS = 400
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 _WS = re.compile(r"\s+")
-_K1, _B = 1.2, 0.75
 
 
 @dataclass(frozen=True)
@@ -128,14 +127,17 @@ def best_passage(
     *,
     chars: int = PREVIEW_CHARS,
     analysed: ScoredText | None = None,
+    bm25: BM25 | None = None,
 ) -> tuple[str, str]:
     """``(preview, section heading)`` for ``body`` (see module doc).
 
     ``query_weights``: the query's distinct terms with their idf (analysed as ``terms`` analyses
     text); ``terms``: the index's analyzer; ``sections``: objects with ``heading, start, end``;
-    ``analysed``: ``analyse(body, terms)`` if already computed (callers cache it per article version).
+    ``analysed``: ``analyse(body, terms)`` if already computed (callers cache it per article version);
+    ``bm25``: the index's parameters (``BM25.of(settings)``; default ``BM25()``, the settings' defaults).
     """
     got = analysed if analysed is not None else analyse(body, terms)
+    bm25 = bm25 or BM25()
     passages = got.passages
     if not passages:
         return "", ""
@@ -143,12 +145,11 @@ def best_passage(
     if query_weights:
         avg = max(1.0, sum(got.lengths) / len(got.lengths))
         for i, bag in enumerate(got.bags):
-            norm = _K1 * (1 - _B + _B * got.lengths[i] / avg)
             score = 0.0
             for t, tf in bag.items():  # a passage has fewer distinct terms than a long query
                 w = query_weights.get(t)
                 if w is not None:
-                    score += w * tf * (_K1 + 1) / (tf + norm)
+                    score += w * bm25.weight(tf, got.lengths[i], avg)
             scores[i] = score
     best = max(range(len(passages)), key=lambda i: (scores[i], -i))
     first = passages[best]

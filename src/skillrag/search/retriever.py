@@ -79,7 +79,7 @@ from skillrag.search.embedders import Embedder
 from skillrag.search.engines import ScoringIndex, get_engine
 from skillrag.search.fusion import reciprocal_rank_fusion
 from skillrag.search.index import embedder_for, index_params
-from skillrag.text import Analyzer
+from skillrag.text import BM25, Analyzer
 from skillrag.workspace import Workspace
 
 __all__ = ["BACKENDS", "MAX_HIT_PAGES", "MODES", "Retriever", "open_retriever", "preview_of", "read_page"]
@@ -134,9 +134,9 @@ class Retriever:
         #: BM25 vocabulary (term -> id) of the index; query terms outside it are dropped
         self.vocab: dict[str, int] = index.vocab
         self.analyzer = Analyzer(self.settings.stopwords, self.settings.stemmer)
-        n = len(self.items)
-        df = np.asarray(index.df, dtype=np.float64)
-        self.idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        #: the index's BM25 parameters (its manifest's, which ``_check_build`` found equal to the settings')
+        self.bm25 = BM25.of(self.settings)
+        self.idf = self.bm25.idf(index.df, len(self.items))
         self.index_of = {it["id"]: i for i, it in enumerate(self.items)}
         self._articles: Retriever | None = None
         self._qvec_memo: tuple[str, np.ndarray] | None = None
@@ -510,7 +510,7 @@ class Retriever:
         for (aid, score, br, dr, pages), relevance in zip(kept, rel, strict=True):
             art = arts[aid]
             preview, section = best_passage(art.body, art.sections, weights, self.analyzer.terms,
-                                            analysed=self._analysed(art.content_hash, art.body))
+                                            analysed=self._analysed(art.content_hash, art.body), bm25=self.bm25)
             cat, kind = facets.get(aid, ("", ""))
             out.append(Hit(article_id=aid, score=float(score), title=art.title, preview=preview,
                            page_ids=pages[:MAX_HIT_PAGES], relevance=relevance, bm25_rank=br or None,
