@@ -45,7 +45,7 @@ from timing import percentiles, timed_search
 from skillrag.corpus import ingest
 from skillrag.evaluation.metrics import ranking_metrics
 from skillrag.search import build_index, open_retriever
-from skillrag.search.tokenize import Analyzer
+from skillrag.text import Analyzer
 from skillrag.workspace import Workspace
 
 KS = (5, 10, 20, 50)

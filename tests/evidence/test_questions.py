@@ -8,9 +8,10 @@ import pytest
 
 from skillrag.evidence import EvidenceSettings, State, answer_question
 from skillrag.evidence.extractive import extract_subject
+from skillrag.evidence.mentions import find_mentions
 from skillrag.evidence.question import parse_question
 from skillrag.evidence.run import check_subject
-from skillrag.evidence.text import find_mentions, find_values
+from skillrag.text import find_values
 
 from .conftest import BANKS, TELECOM
 

@@ -12,10 +12,11 @@ import pytest
 from skillrag.corpus import ArticleStore, ingest
 from skillrag.demo_data import CASES, HELP_CENTER
 from skillrag.harness import run_case
-from skillrag.harness._focus import STOP_WORDS, case_focus
-from skillrag.harness.extractive import plan_queries, split_passages
+from skillrag.harness._focus import case_focus
+from skillrag.harness.extractive import plan_queries
 from skillrag.skill import Case, CaseFile, locate, validate_output
 from skillrag.skill.testing import FakeRetriever
+from skillrag.text import STOP_WORDS, passages
 from skillrag.workspace import Workspace
 
 MANUAL_DIR = Path(__file__).parent / "fixtures" / "manual"
@@ -36,7 +37,7 @@ def _check_briefing(out: dict, bodies: dict[str, str]) -> None:
     # each snippet is one whole passage (a sentence, a list item, a small table), never a cut one
     for s in out["snippets"]:
         body = bodies[s["source_article"]]
-        assert s["text"] in {p.text for p in split_passages(s["source_article"], body)}, s["text"]
+        assert s["text"] in {p.text for p in passages(body)}, s["text"]
         assert locate(s["text"], body) is not None
     # grouped by procedure: one article's snippets are consecutive and in the article's order
     arts = [s["source_article"] for s in out["snippets"]]
@@ -390,7 +391,7 @@ def test_the_overview_page_of_the_case_category_gives_the_leads():
     from types import SimpleNamespace as NS
 
     from skillrag.harness.extractive import _NavLayer
-    from skillrag.search.tokenize import Analyzer
+    from skillrag.text import Analyzer
 
     def page(pid, kind, title, ids):
         return NS(id=pid, kind=kind, title=title, sources=[NS(id=i, title=i, summary="") for i in ids])
@@ -421,7 +422,9 @@ def test_a_named_products_overview_is_the_lead_article_the_layer_lists():
     layer = _NavLayer([page("gold", "entity", "Gold Card (cards)", gold),
                        page("ov", "aspect", "Overview across cards", [gold[0]])])
     focus = case_focus(Case(case_id="x", contact_reason="What does my Gold Card cost?"))
-    state = _State(NS(tools=NS()), ExtractiveHarness(), focus)
+    from skillrag.workspace.config import WorkspaceConfig
+
+    state = _State(NS(tools=NS(workspace=NS(config=WorkspaceConfig()))), ExtractiveHarness(), focus)
     state.titles = dict(gold)  # as if search had returned both
     assert state._overview("Gold Card") == "gold_2"  # by title alone, a "guide" reads as the overview
     state.pages = layer
@@ -449,7 +452,7 @@ def test_text_addressed_to_an_ai_is_never_a_briefing_step(tmp_path, injection):
             f"{injection} Standard accounts pay a $10 replacement card fee.\n")
     (src / "a.json").write_text(json.dumps([{"id": "kb_lost", "title": "Lost debit card", "content": body}]))
     ingest(ws, [src])
-    assert all(p.noise == "agent" for p in split_passages("kb_lost", body) if "instructions" in p.text
+    assert all(p.noise == "agent" for p in passages(body) if "instructions" in p.text
                or "disregard" in p.text or "forget your" in p.text)
     case = Case(case_id="c1", contact_reason="I lost my debit card and need a replacement card; is there a fee?")
     res = run_case(ws, case, retriever=FakeRetriever(ws))
@@ -457,3 +460,36 @@ def test_text_addressed_to_an_ai_is_never_a_briefing_step(tmp_path, injection):
     quoted = " ".join(s["text"] for s in res.output["snippets"])
     assert "freeze_card_4410" in quoted
     assert injection.split(":")[0] not in quoted and injection not in res.output["guidance"]
+
+
+def test_briefing_fuses_query_ranks_with_the_workspace_rrf_k(ws, cases, retriever, monkeypatch):
+    """The briefing's reading order is the package's one reciprocal rank fusion, with ``search.rrf_k``
+    (it used a k of 60 of its own)."""
+    from skillrag.harness import extractive
+    from skillrag.search.fusion import reciprocal_rank_fusion
+
+    seen: list[int] = []
+
+    def spy(rankings, *, k=60, weights=None):
+        seen.append(k)
+        return reciprocal_rank_fusion(rankings, k=k, weights=weights)
+
+    monkeypatch.setattr(extractive, "reciprocal_rank_fusion", spy)
+    ws.config.search.rrf_k = 7
+    res = run_case(ws, cases.load("case_lost"), cases=cases, retriever=retriever)
+    assert res.status == "accepted", res.record.error
+    assert seen and set(seen) == {7}
+
+
+def test_passage_scoring_uses_the_workspace_bm25_parameters():
+    """The briefing's two BM25 scorers used ``bm25s``'s own defaults, whatever ``search.bm25_k1``/``bm25_b``."""
+    from types import SimpleNamespace as NS
+
+    from skillrag.harness.extractive import ExtractiveHarness, _State
+    from skillrag.text import BM25
+    from skillrag.workspace.config import SearchSettings, WorkspaceConfig
+
+    config = WorkspaceConfig(search=SearchSettings(bm25_k1=0.9, bm25_b=0.3))
+    focus = case_focus(Case(case_id="x", contact_reason="What does my Gold Card cost?"))
+    state = _State(NS(tools=NS(workspace=NS(config=config))), ExtractiveHarness(), focus)
+    assert state.bm25 == BM25(0.9, 0.3)

@@ -17,9 +17,9 @@ import pytest
 from skillrag.cli.main import main
 from skillrag.corpus import ArticleStore, ingest
 from skillrag.evaluation.metrics import Reference, ScoredCase, compute_metrics
-from skillrag.harness._focus import STOP_WORDS
 from skillrag.search import build_index
 from skillrag.skill import CaseFile, import_tau2, validate_output, write_cases
+from skillrag.text import STOP_WORDS
 from skillrag.wiki import build_wiki
 from skillrag.workspace import Workspace
 

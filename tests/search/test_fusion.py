@@ -33,3 +33,16 @@ def test_rrf_rejects_bad_arguments():
     with pytest.raises(ValueError):
         reciprocal_rank_fusion([["a"]], k=0)
     assert reciprocal_rank_fusion([]) == []
+
+
+def test_rrf_none_holds_a_rank_without_scoring():
+    fused = dict(reciprocal_rank_fusion([["a", None, "b"]], k=10))
+    assert fused == {"a": pytest.approx(1 / 11), "b": pytest.approx(1 / 13)}
+
+
+def test_rrf_takes_shared_ranks_as_a_mapping():
+    """The wiki backend: the articles of one page share that page's rank."""
+    fused = reciprocal_rank_fusion([{"a": 0, "b": 0, "c": 1}, ["c"]], k=10)
+    assert dict(fused) == {"a": pytest.approx(1 / 11), "b": pytest.approx(1 / 11),
+                           "c": pytest.approx(1 / 12 + 1 / 11)}
+    assert [i for i, _ in fused] == ["c", "a", "b"]

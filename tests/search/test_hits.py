@@ -13,7 +13,7 @@ from skillrag.search import PageHit, SearchFilters, build_index, open_retriever
 from skillrag.search._passages import PREVIEW_CHARS, best_passage, split_passages
 from skillrag.search._ranked import relative_scores
 from skillrag.search.testing import FakePage, FakePageSource
-from skillrag.search.tokenize import Analyzer
+from skillrag.text import Analyzer
 
 from .conftest import make_workspace
 

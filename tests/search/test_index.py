@@ -20,6 +20,8 @@ def test_first_build_embeds_every_passage_and_records_how(ws, emb):
     m = read_manifest(ws, "direct")
     assert m["embedder_id"] == emb.id and m["dim"] == 64
     assert m["params"]["stemmer"] == "english" and m["versions"]["bm25s"]
+    # how the terms were made: the text layer's analyzer, with its library versions
+    assert m["analyzer"]["stopwords"] == "en" and m["analyzer"]["versions"]["PyStemmer"]
     assert set(m["content_hashes"]) == set(m["items"]) and len(m["items"]) == 5
     folder = ws.state_dir / "search" / "direct"
     assert np.load(folder / "rows.npy").shape == np.load(folder / "passages.npy").shape == (5,)
@@ -134,19 +136,19 @@ def test_index_from_another_embedder_or_settings_is_refused(ws, emb):
 def test_an_index_built_under_another_stemmer_or_stop_list_is_refused(ws, emb, monkeypatch):
     """Issue 24: PyStemmer 2.2 stems "internationally" to `intern`, 3.1 to `internat`; an index built
     under one and searched under the other was accepted silently. The manifest records both."""
-    from skillrag.search import tokenize
+    from skillrag.text import _analyzer
 
     build_index(ws, embedder=emb)
     built = read_manifest(ws, "direct")["versions"]
     assert built["pystemmer"] and len(built["stopwords_sha256"]) == 16
-    monkeypatch.setattr(tokenize.Stemmer, "version", lambda: "2.2.0.3")
+    monkeypatch.setattr(_analyzer.Stemmer, "version", lambda: "2.2.0.3")
     with pytest.raises(IndexStateError, match=rf"pystemmer {built['pystemmer']} \(now 2.2.0.3\); "
                        r"run `skillrag index --backend direct`"):
         open_retriever(ws, embedder=emb)
     report = build_index(ws, embedder=emb)
     assert not report.up_to_date and report.embedded == 0  # the terms are re-analysed, no vector re-embedded
     assert open_retriever(ws, embedder=emb).search("wire", k=1)
-    monkeypatch.setitem(tokenize._STOPWORDS, "en", tokenize._STOPWORDS["en"] - {"the"})
+    monkeypatch.setitem(_analyzer.STOPWORD_LISTS, "en", _analyzer.STOPWORD_LISTS["en"] - {"the"})
     with pytest.raises(IndexStateError, match=r"stopwords_sha256 \w+ \(now \w+\)"):
         open_retriever(ws, embedder=emb)
 

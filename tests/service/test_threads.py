@@ -67,7 +67,7 @@ def test_condense_prepends_previous_key_terms():
 
 
 def test_best_passages_are_exact_slices_and_skip_headings():
-    from skillrag.service._text import best_passages
+    from skillrag.service.knowledge import best_passages
 
     body = "# Lost cards\n\n## Freeze\n\nFreeze a lost card in the app. Then call us.\nUnrelated line about loans."
     ps = best_passages(body, "lost card freeze", min_chars=20, n=2)
@@ -76,3 +76,18 @@ def test_best_passages_are_exact_slices_and_skip_headings():
         assert body[p.start:p.end] == p.text
     assert ps[0].text.startswith("Freeze a lost card in the app.")
     assert best_passages(body, "the a of") == []  # stop words only: nothing to match
+
+
+def test_an_extractive_quote_is_whole_sentences_never_cut_at_an_amount_or_abbreviation():
+    """The chat's offline answer quoted "00, e.g. basic checking. It is waived for students.": verbatim,
+    so accepted, but cut at "$5." and "e.g." by a splitter of its own. Sentences are the text layer's."""
+    from skillrag.service.knowledge import best_passages
+
+    body = "# Checking fees\n\nA monthly fee of $5.00 applies to some accounts, e.g. basic checking. It is waived for students.\n"
+    ps = best_passages(body, "Is the fee waived for students?", min_chars=40, n=2)
+    assert [p.text for p in ps] == [
+        "A monthly fee of $5.00 applies to some accounts, e.g. basic checking. It is waived for students.",
+    ]
+    # "It is waived …" points back: it is never quoted without the sentence it depends on
+    assert [p.text for p in best_passages(body, "monthly fee")] == [p.text for p in ps]
+    assert all(body[p.start : p.end] == p.text for p in ps)

@@ -201,10 +201,3 @@ def test_an_edited_version_matches_a_figure_against_the_step_the_why_was_written
     # the why names step 1 of version 0, which is step 2 of the edit: nothing to warn about
     assert [g for g in evidence_gaps({"guidance": v1, "snippets": [fee]}, body, basis=[v0])
             if g.kind == "unquoted_identifier"] == []
-
-
-def test_tool_names_in_order_of_first_mention():
-    from skillrag.skill.gaps import tool_names
-
-    text = "Call `verify_identity` first; then toggle_airplane_mode(), `Settings`, `a b`; verify_identity again."
-    assert tool_names(text) == ["verify_identity", "toggle_airplane_mode", "Settings"]

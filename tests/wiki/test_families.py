@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from skillrag.corpus import Article, content_hash
 from skillrag.corpus.sections import parse_sections
-from skillrag.wiki._text import exclusions, key_line, purpose_statements, summary_line, units
+from skillrag.wiki._statements import exclusions, key_line, purpose_statements, summary_line, units
 from skillrag.wiki.aspects import OVERVIEW, find_aspects, noun_phrases, stem, word_uses
 from skillrag.wiki.extractive import aspect_page, aspect_title, build_extractive, entity_page
 from skillrag.wiki.families import (
@@ -224,3 +224,14 @@ def test_a_general_familys_page_says_what_its_titles_are_about():
     assert "We want to help you" not in page.intent  # one article's sentence is not the family's purpose
     assert page.intent.startswith("Credit Cards (general): 4 general articles whose rules apply across")
     assert page.intent.endswith("most often about cash back, dispute, referral.")  # "cash back", not "back dispute"
+
+
+def test_a_backticked_tool_without_digits_is_a_tool_link():
+    """The wiki's own rule took only digit-suffixed names for tools, so `open_damage_claim` became a
+    procedure link while freeze_debit_card_3892 was a tool: the text layer's one rule types both."""
+    from skillrag.wiki._statements import classify_link
+    from skillrag.wiki.page import LinkType
+
+    assert classify_link("How to file a claim", "Open the claim with `open_damage_claim`.") == LinkType.tool
+    assert classify_link("How to freeze", "Use freeze_debit_card_3892 at once.") == LinkType.tool
+    assert classify_link("How to file a claim", "Keep the card_id at hand.") == LinkType.procedure

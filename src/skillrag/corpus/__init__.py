@@ -3,6 +3,7 @@
 Long documents are also stored as section-articles (``DOC#slug``, byte-exact slices; ``split``).
 """
 
+from skillrag.corpus.filters import SearchFilters
 from skillrag.corpus.ingest import IngestReport, count_files, ingest
 from skillrag.corpus.model import Article, Section, SourceArticle, check_id, content_hash
 from skillrag.corpus.split import split_document
@@ -14,6 +15,7 @@ __all__ = [
     "ArticleStore",
     "IngestReport",
     "ScopedArticles",
+    "SearchFilters",
     "Section",
     "SourceArticle",
     "SourceScope",

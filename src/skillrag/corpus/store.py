@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillrag.corpus.filters import SearchFilters
 from skillrag.corpus.model import Article, Section, check_id
 from skillrag.errors import ArticleNotFound, SkillragError
 from skillrag.workspace import Workspace
@@ -378,18 +379,16 @@ class ScopedArticles:
             out.append(dataclasses.replace(h, page_ids=keep) if keep != ids and dataclasses.is_dataclass(h) else h)
         return out
 
-    def search(self, retriever: Any, query: str, k: int, filters: Any = None) -> list[Any]:
+    def search(self, retriever: Any, query: str, k: int, filters: SearchFilters | None = None) -> list[Any]:
         """``retriever.search(query, k, filters)`` restricted to this scope (``skillrag.search.Hit`` list).
 
-        ``filters`` (a ``skillrag.search.SearchFilters``) is narrowed to the in-scope source tags;
+        ``filters`` (a ``SearchFilters``) is narrowed to the in-scope source tags;
         hits outside the scope are dropped, and so are the pages on a hit's ``page_ids`` that this scope
         may not list (``page``). A scope that allows no stored tag returns ``[]``.
         """
         tags = self.source_tags()
         if tags is None:  # every stored article is in scope (so is every page)
             return list(retriever.search(query, k=k, filters=filters))
-        from skillrag.search import SearchFilters  # lazy: the search package builds on this one
-
         if not tags:
             return []
         if filters is None:

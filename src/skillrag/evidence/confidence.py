@@ -48,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from skillrag.evidence.mentions import stem_terms
 from skillrag.evidence.model import (
     Claim,
     Confidence,
@@ -57,7 +58,6 @@ from skillrag.evidence.model import (
     RiskSignal,
     SubjectClass,
 )
-from skillrag.evidence.text import stem_terms
 from skillrag.evidence.verify import answering_claims, claims_from_units
 
 __all__ = ["LEVELS", "Assessment", "assess", "coverage"]

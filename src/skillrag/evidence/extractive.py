@@ -21,17 +21,16 @@ import re
 from collections.abc import Sequence
 
 from skillrag.corpus.model import Article
-from skillrag.evidence.model import EvidenceUnit, Scope, SubjectClass
-from skillrag.evidence.question import parse_question
-from skillrag.evidence.steps import CandidateProposal, ConclusionProposal, EvidenceProposal
-from skillrag.evidence.text import (
+from skillrag.evidence.mentions import (
     FUNCTION_WORDS,
     find_mentions,
     innermost_section,
     norm_name,
-    split_units,
     stem_terms,
 )
+from skillrag.evidence.model import EvidenceUnit, Scope, SubjectClass
+from skillrag.evidence.question import parse_question
+from skillrag.evidence.steps import CandidateProposal, ConclusionProposal, EvidenceProposal
 
 __all__ = ["FALLBACK_NOTE", "ExtractiveReasoner", "extract_subject"]
 
@@ -39,6 +38,7 @@ FALLBACK_NOTE = (
     "extractive fallback: no model was used; subject, candidates and evidence come from patterns "
     "and exact name matches, and the conclusion only restates the quoted evidence"
 )
+from skillrag.text import units as text_units
 
 _ROLES = {
     "founder",
@@ -271,7 +271,7 @@ def _legacy_subject(question: str) -> SubjectClass:
 
 
 def _unit_at(article: Article, pos: int) -> tuple[int, int] | None:
-    for sp in split_units(article.body):
+    for sp in text_units(article.body):
         if sp.start <= pos < sp.end:
             return sp.start, sp.end
     return None
@@ -373,7 +373,7 @@ class ExtractiveReasoner:
         by_score: dict[float, list[EvidenceProposal]] = {}
         for art in articles:
             label = candidate_names[0] if len(candidate_names) == 1 else self._name_for(art, candidate_names)
-            for sp in split_units(art.body):
+            for sp in text_units(art.body):
                 if attr:
                     sec = innermost_section(art.sections, sp.start)
                     words = stem_terms(sp.text) | stem_terms(sec.heading if sec else None)

@@ -43,10 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from skillrag.corpus.model import Article
-from skillrag.evidence.model import Binding, Candidate, Quote, RejectedCandidate, SubjectClass
-from skillrag.evidence.question import ENTITY_SUFFIXES, is_topic
-from skillrag.evidence.steps import CandidateProposal
-from skillrag.evidence.text import (
+from skillrag.evidence.mentions import (
     find_mentions,
     innermost_section,
     norm_name,
@@ -55,9 +52,12 @@ from skillrag.evidence.text import (
     proper_form,
     same_org,
     slug,
-    split_units,
 )
+from skillrag.evidence.model import Binding, Candidate, Quote, RejectedCandidate, SubjectClass
+from skillrag.evidence.question import ENTITY_SUFFIXES, is_topic
+from skillrag.evidence.steps import CandidateProposal
 from skillrag.skill.contract import locate
+from skillrag.text import units as text_units
 
 __all__ = [
     "SubjectResolution",
@@ -207,7 +207,7 @@ def _one(subject: SubjectClass, prop: CandidateProposal, art: Article) -> tuple[
 def _binding_kind(art: Article, name_q: Quote, parent_q: Quote) -> str | None:
     if name_q.field == "body" and parent_q.field == "body":
         overlap = name_q.start < parent_q.end and parent_q.start < name_q.end
-        unit = next((u for u in split_units(art.body) if u.start <= name_q.start < u.end), None)
+        unit = next((u for u in text_units(art.body) if u.start <= name_q.start < u.end), None)
         if overlap or (unit and unit.start <= parent_q.start and parent_q.end <= unit.end):
             return "sentence"
         a = innermost_section(art.sections, name_q.start)
@@ -300,7 +300,7 @@ def extend_to_mentions(
             if field == "title":
                 quote = Quote(article_id=art.id, field="title", start=0, end=len(art.title), text=art.title)
             else:
-                unit = next((u for u in split_units(art.body) if u.start <= m.start < u.end), None)
+                unit = next((u for u in text_units(art.body) if u.start <= m.start < u.end), None)
                 a, b = (unit.start, unit.end) if unit else (m.start, m.end)
                 sec = innermost_section(art.sections, a)
                 quote = Quote(

@@ -46,6 +46,13 @@ from skillrag.evidence.gate import (
     unchecked_articles,
 )
 from skillrag.evidence.machine import State, StateMachine
+from skillrag.evidence.mentions import (
+    find_mentions,
+    innermost_section,
+    norm_name,
+    slug,
+    stem_terms,
+)
 from skillrag.evidence.model import (
     Candidate,
     Claim,
@@ -59,16 +66,6 @@ from skillrag.evidence.model import (
     SubjectClass,
 )
 from skillrag.evidence.steps import ConclusionProposal, Reasoner
-from skillrag.evidence.text import (
-    find_mentions,
-    innermost_section,
-    norm_name,
-    slug,
-    snowball,
-    split_units,
-    stem_terms,
-    stem_word,
-)
 from skillrag.evidence.verify import (
     answering_claims,
     check_claim_proposals,
@@ -79,6 +76,8 @@ from skillrag.evidence.verify import (
     value_spans,
 )
 from skillrag.skill.contract import ContractLimits, normalize, validate_output
+from skillrag.text import stem
+from skillrag.text import units as text_units
 
 __all__ = [
     "NO_INDEX_NOTE",
@@ -131,16 +130,16 @@ class EvidenceSettings(BaseModel):
 
 def check_subject(question: str, subject: SubjectClass) -> list[str]:
     """Reasons a subject class does not come from ``question`` (empty = fine): every word of the
-    name (an inflection aside: a plural ``s``, or the same Snowball stem, so ``data refueling``
+    name (an inflection aside: the same Snowball stem, so ``Cards`` for "card" and ``data refueling``
     passes for "How much data can a customer refuel?") and the parent entity as a phrase must be
     words of the question — no reinterpretation, no substitution."""
     q = norm_name(question)
     raw = re.findall(r"[a-z0-9+&.]+", q)
-    q_words = {stem_word(w) for w in raw} | {snowball(w) for w in raw}
+    q_words = {stem(w) for w in raw}
     reasons = []
     bare = norm_name(re.sub(r"\([^()]*\)", "", subject.name))
     words = re.findall(r"[a-z0-9+&.]+", bare)
-    if not words or not all(stem_word(w) in q_words or snowball(w) in q_words for w in words):
+    if not words or not all(stem(w) in q_words for w in words):
         reasons.append(f"subject name {subject.name!r} is not taken from the question")
     if subject.parent_entity:
         parent = norm_name(subject.parent_entity)
@@ -180,7 +179,7 @@ def _article_score(art: Article, attr: set[str], names: Sequence[str]) -> float:
     if not attr:
         return float(sum(len(find_mentions(n, art.body)) for n in names))
     best = 0.0
-    for sp in split_units(art.body):
+    for sp in text_units(art.body):
         sec = innermost_section(art.sections, sp.start)
         best = max(
             best, len(attr & (stem_terms(sp.text) | stem_terms(sec.heading if sec else None))) / len(attr)

@@ -49,29 +49,23 @@ import re
 from collections.abc import Mapping, Sequence
 
 from skillrag.corpus.model import Article
-from skillrag.evidence.model import Candidate, Claim, Conflict, DroppedEvidence, EvidenceUnit, SubjectClass
-from skillrag.evidence.question import ENTITY_SUFFIXES, is_topic
-from skillrag.evidence.steps import ClaimProposal, EvidenceProposal
-from skillrag.evidence.text import (
+from skillrag.evidence.mentions import (
     FUNCTION_WORDS,
-    TableRow,
-    Value,
     find_mentions,
-    find_values,
     innermost_section,
     named_subjects,
     norm_name,
     other_entities,
     same_org,
     section_path,
-    split_units,
     stem_terms,
-    stem_word,
-    table_rows,
-    value_kinds,
-    zero_value,
 )
+from skillrag.evidence.model import Candidate, Claim, Conflict, DroppedEvidence, EvidenceUnit, SubjectClass
+from skillrag.evidence.question import ENTITY_SUFFIXES, is_topic
+from skillrag.evidence.steps import ClaimProposal, EvidenceProposal
 from skillrag.skill.contract import locate, normalize
+from skillrag.text import TableRow, Value, find_values, kind_of, stem, table_rows, value_kinds, zero_value
+from skillrag.text import units as text_units
 
 __all__ = [
     "FOUND_BY_CODE",
@@ -392,9 +386,10 @@ _WORD = re.compile(r"[A-Za-z0-9]+")
 #: Most characters between the attribute's words and the value they govern in a sentence.
 NEAR_CHARS = 60
 _CLAUSE = re.compile(r"[,;:()\[\]]")
-#: Words that may stand between an attribute and its value in a sentence.
+#: Words (as stems) that may stand between an attribute and its value in a sentence.
 _LINK_WORDS = frozenset(
-    [
+    stem(w)
+    for w in [
         "is",
         "are",
         "was",
@@ -440,7 +435,7 @@ _LINK_WORDS = frozenset(
 
 def _phrase_span(text: str, attr: set[str]) -> tuple[int, int] | None:
     """The first short run of words (at most ``len(attr) + 2``) holding every attribute word."""
-    toks = [(m.start(), m.end(), stem_word(m.group())) for m in _WORD.finditer(text)]
+    toks = [(m.start(), m.end(), stem(m.group())) for m in _WORD.finditer(text)]
     for i in range(len(toks)):
         if toks[i][2] not in attr:
             continue
@@ -469,7 +464,7 @@ def _values_near(text: str, span: tuple[int, int], link: set[str]) -> list:
     def same_clause(a: int, b: int) -> bool:
         if not 0 <= b - a <= NEAR_CHARS or _CLAUSE.search(text, a, b):
             return False
-        return all(stem_word(w) in link for w in _WORD.findall(text[a:b]))
+        return all(stem(w) in link for w in _WORD.findall(text[a:b]))
 
     out = []
     for kind in dict.fromkeys(v.kind for v in values):
@@ -483,8 +478,9 @@ def _values_near(text: str, span: tuple[int, int], link: set[str]) -> list:
     return out
 
 
-#: Words a table header or label may add to the attribute and still name it (``Annual fee (USD)``).
-_UNIT_WORDS = frozenset(["usd", "eur", "gbp", "amount", "value", "gb", "mb", "percent", "pct", "apr", "apy"])
+#: Words (as stems) a table header or label may add to the attribute and still name it (``Annual fee (USD)``).
+_UNIT_WORDS = frozenset(stem(w) for w in ["usd", "eur", "gbp", "amount", "value", "gb", "mb", "percent", "pct", "apr",
+                                           "apy"])
 
 
 def _label_of(label: str, subject: SubjectClass, attr: set[str], own: set[str]) -> str:
@@ -596,7 +592,7 @@ def claims_from_units(
     a unit that is a table row is read with its table's header (``_row_claims``)."""
     by_id = articles if isinstance(articles, Mapping) else {a.id: a for a in articles or ()}
     attr = stem_terms(subject.attribute)
-    own = stem_terms(subject.name) | stem_terms(subject.parent_entity) | set(ENTITY_SUFFIXES)
+    own = stem_terms(subject.name) | stem_terms(subject.parent_entity) | {stem(w) for w in ENTITY_SUFFIXES}
     out: list[Claim] = []
     for i, u in enumerate(units):
         own_u = own | stem_terms(u.subject)
@@ -656,7 +652,7 @@ def value_spans(
         if not holders:
             continue
         said = holders[0].label if len(holders) == 1 else holders[0].name
-        for sp in split_units(art.body):
+        for sp in text_units(art.body):
             sec = innermost_section(art.sections, sp.start)
             unit = EvidenceUnit(
                 article_id=art.id,
@@ -710,7 +706,7 @@ def check_claim_proposals(
 
 
 def _kind(c: Claim) -> str:
-    return c.normalized.split(":", 1)[0]
+    return kind_of(c.normalized)
 
 
 def find_conflicts(claims: Sequence[Claim]) -> list[Conflict]:

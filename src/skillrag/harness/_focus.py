@@ -3,10 +3,11 @@ the facts a specialist must check, and the content terms a quoted passage may ma
 
 Case text is often not a clean ticket (τ²-bench cases are instructions to a simulated customer), so
 sentences about the conversation itself ("If the agent asks…", "You are playing the role of…") are
-kept out of the queries and the facts. Content words exclude English stop words (the 179-word list
-that ships with ``bm25s``) and words that the case only ever writes capitalised inside a sentence
-(names: the bank's, the customer's); a product name counts only as the whole phrase, once the help
-center confirms it (see ``skillrag.harness.extractive``).
+kept out of the queries and the facts. Content words are the text layer's (``skillrag.text``: no
+stop words of the ``content`` list, no words of fewer than three letters, no bare numbers, Snowball
+stems) less words that the case only ever writes capitalised inside a sentence (names: the bank's,
+the customer's); a product name counts only as the whole phrase, once the help center confirms it
+(see ``skillrag.harness.extractive``). Sentences, tool names and values are the text layer's too.
 """
 
 from __future__ import annotations
@@ -15,19 +16,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-import pysbd
-from bm25s.stopwords import STOPWORDS_EN_PLUS
-
-from skillrag.search.tokenize import Analyzer
 from skillrag.skill import Case
+from skillrag.text import ALL_KINDS, STOP_WORDS, Analyzer, find_values, sentence_texts, tool_names
 
-__all__ = ["STOP_WORDS", "CaseFocus", "case_focus", "content_terms"]
-
-#: English stop words: never a query term of a briefing's own, never a "matched term".
-STOP_WORDS = frozenset(STOPWORDS_EN_PLUS) | frozenset(
-    {"also", "would", "could", "like", "want", "wants", "need", "needs", "get", "got", "please", "thanks", "hi",
-     "hello", "help", "one", "may", "might", "must", "shall", "let", "etc", "yes", "via", "per", "able"}
-)
+__all__ = ["CaseFocus", "case_focus", "content_analyzer", "content_terms"]
 _NON_CUSTOMER = ("agent", "assistant", "system", "bot", "specialist", "representative")
 _TOKEN = re.compile(r"(?u)\b\w[\w'\-+]*\b")
 #: Sentences about the conversation (role-play directions, what the agent might say), not the problem.
@@ -43,11 +35,12 @@ _ABOUT_CONVERSATION = re.compile(
     r"^\W*(?:important\W+)?(?:if|when|once)\b[^:]{0,100}:\s*[\"\u201c])",
     re.IGNORECASE,
 )
+#: Besides a value (``skillrag.text.find_values``): a day of the year without one ("3/14", "March 5"), or
+#: something the customer does not have ("I don't have a membership").
 _FACT = re.compile(
-    r"\$\s?\d|\d\s?%|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\b\d{4}-\d{2}-\d{2}\b|"
+    r"\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|"
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}\b|"
-    r"\b\d[\d,.]*\s*(?:dollars?|days?|weeks?|months?|years?|hours?|cards?|accounts?|transactions?|times?|"
-    r"points?|miles?)\b|\b(?:no|not|never|don't|doesn't|do not|does not)\b[^.]{0,40}\b(?:subscription|member|"
+    r"\b(?:no|not|never|don't|doesn't|do not|does not)\b[^.]{0,40}\b(?:subscription|member|"
     r"membership|account|card|plan)\b",
     re.IGNORECASE,
 )
@@ -55,33 +48,24 @@ _NAME = re.compile(r"\b(?:[A-Z][\w'\-+]*[+]?)(?:[ \t]+(?:of[ \t]+|the[ \t]+|&[ \
 #: Contact details: a case sentence holding one is identity data, not a fact about the request.
 _CONTACT = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|\b\d{3}[-. ]\d{3}[-. ]\d{4}\b")
 _INNER_CAPS = re.compile(r"[a-z][A-Z]|[A-Za-z][-+][A-Za-z+]|[A-Za-z]\+$")
-_TOOL = re.compile(r"`([A-Za-z_][\w.\-]{1,60})`|\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b")
-
-
-@lru_cache(maxsize=1)
-def _segmenter() -> pysbd.Segmenter:
-    return pysbd.Segmenter(language="en", clean=False)
 
 
 def _sentences(text: str) -> list[str]:
-    flat = " ".join(text.replace("**", "").split())
-    if not flat:
-        return []
-    try:
-        return [s.strip() for s in _segmenter().segment(flat) if s.strip()]
-    except (ValueError, IndexError, TypeError, AttributeError):  # pysbd fails on a few odd inputs
-        return [flat]
+    """The sentences of ``text`` on one line each (``**`` and white-space runs flattened first)."""
+    return sentence_texts(" ".join(text.replace("**", "").split()))
+
+
+@lru_cache(maxsize=8)
+def content_analyzer(stemmer: str | None = "english") -> Analyzer:
+    """The analyzer of content words: the ``content`` stop list, at least three letters, no bare numbers."""
+    return Analyzer("content", stemmer, min_chars=3, numbers=False)
 
 
 def content_terms(text: str, analyzer: Analyzer, *, exclude: frozenset[str] = frozenset()) -> list[str]:
-    """Stemmed content terms of ``text`` in order (with repeats): no stop words (``STOP_WORDS``), no
-    words of fewer than three letters, no bare numbers, nothing in ``exclude`` (lower-case words)."""
-    out: list[str] = []
-    for word in re.findall(r"(?u)\b\w\w+\b", text.lower()):
-        if word in STOP_WORDS or word in exclude or len(word) < 3 or word.isdigit():
-            continue
-        out += analyzer.terms(word)
-    return out
+    """Content terms of ``text`` in order (with repeats), stemmed as ``analyzer`` stems: no stop words
+    (``skillrag.text.STOP_WORDS``), no words of fewer than three letters, no bare numbers, nothing in
+    ``exclude`` (lower-case words)."""
+    return content_analyzer(analyzer.stemmer_name).terms(text, exclude=exclude)
 
 
 @dataclass(frozen=True)
@@ -210,9 +194,9 @@ def case_focus(case: Case, analyzer: Analyzer | None = None) -> CaseFocus:
     text = "\n".join([case.contact_reason, path, *sources])
     named_in = [case.contact_reason, *(x for x in informative if not _CONTACT.search(x)), *customer]
     names = tuple(_names("\n".join(named_in)))
-    tools = tuple(dict.fromkeys(a or b for a, b in _TOOL.findall(text) if (a or b).count("_") >= 1))
-    facts = tuple(dict.fromkeys(s for s in informative
-                                if _FACT.search(s) and len(s) <= 240 and not _CONTACT.search(s)))
+    tools = tool_names(text)
+    facts = tuple(dict.fromkeys(s for s in informative if (find_values(s, ALL_KINDS) or _FACT.search(s))
+                                and len(s) <= 240 and not _CONTACT.search(s)))
     name_words = _name_words(all_sentences)
     want_t = frozenset(content_terms(want, analyzer, exclude=name_words))
     terms = want_t | frozenset(content_terms(detail, analyzer, exclude=name_words))

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from opentelemetry.trace import Status, StatusCode
 
-from skillrag import __version__
+from skillrag._version import __version__
 from skillrag.corpus.model import check_id
 from skillrag.errors import (
     BudgetExceeded,

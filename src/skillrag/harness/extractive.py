@@ -20,7 +20,7 @@ must beat. For one case it:
    the want matches instead;
 5. reads the best articles with ``get_article`` (the skill's fetch budget, up to ``max_fetch``), following
    article ids that a procedure names, and cuts them into passages (whole list items, whole sentences,
-   small tables: ``_passages``), dropping what must not be quoted (text addressed to an AI agent,
+   small tables: ``skillrag.text.passages``), dropping what must not be quoted (text addressed to an AI agent,
    parameter lines, code, marketing lines, questions, glossary entries that repeat a quoted term); the
    rest is scored by BM25 (``bm25s``) against the case focus, with weight for numbered steps, tool names
    and rules; every tool a kept procedure tells the reader to use is quoted once (its most valuable
@@ -38,20 +38,17 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-import bm25s
 import numpy as np
 
 from skillrag.errors import ArticleNotFound, EmptyInputError, SkillragError
-from skillrag.harness._focus import STOP_WORDS, CaseFocus, case_focus, content_terms
-from skillrag.harness._passages import Passage, RuleInfo, rule_of, split_passages, tool_names, uses_tool
+from skillrag.harness._focus import CaseFocus, case_focus, content_terms
 from skillrag.harness._session import Session
-from skillrag.search.tokenize import Analyzer
+from skillrag.search.fusion import reciprocal_rank_fusion
 from skillrag.skill import Case, SavedOutput, Skill, hit_to_dict
+from skillrag.text import BM25, STOP_WORDS, Analyzer, Passage, passages, uses_tool
 
-__all__ = ["ExtractiveHarness", "Passage", "RuleInfo", "case_focus", "plan_queries", "rule_of",
-           "split_passages", "tool_names"]
+__all__ = ["ExtractiveHarness", "case_focus", "plan_queries"]
 
-RRF_K = 60
 #: Procedures scoring under this share of the best procedure's score are left out of the briefing.
 PROCEDURE_FLOOR = 0.35
 #: Passages under this relevance (0–1, BM25 against the case focus) share only common words with the case.
@@ -314,8 +311,8 @@ class ExtractiveHarness:
         if not state.reads:
             raise EmptyInputError(f"case {case.case_id!r}: retrieval found no article to read")
         for r in state.reads:
-            r.passages = split_passages(r.id, r.body, min_chars=cfg.min_snippet_chars,
-                                        max_chars=min(cfg.max_snippet_chars, 1200))
+            r.passages = passages(r.body, min_chars=cfg.min_snippet_chars,
+                                  max_chars=min(cfg.max_snippet_chars, 1200))
         groups = self._select(state, min(self.max_snippets, cfg.max_snippets))
         if not any(g.chosen for g in groups):
             raise EmptyInputError(f"case {case.case_id!r}: the articles read hold no passage that matches the case")
@@ -353,8 +350,7 @@ class ExtractiveHarness:
         query += [t for e in state.entities for t in content_terms(e, self.analyzer)]
         index = None
         if any(docs):
-            index = bm25s.BM25()
-            index.index([d or ["\u2205"] for d in docs], show_progress=False)
+            index = state.bm25.index([d or ["\u2205"] for d in docs])
 
         def scores_for(q: list[str]) -> np.ndarray:
             if index is None or not q:
@@ -586,7 +582,13 @@ class _State:
         self.queries: list[tuple[str, str]] = []
         self.hits: dict[str, list[dict[str, Any]]] = {}
         self.titles: dict[str, str] = {}
-        self.fused: dict[str, float] = defaultdict(float)
+        #: the fusion constant of every query's ranks: the workspace's ``search.rrf_k``
+        self.rrf_k = session.tools.workspace.config.search.rrf_k
+        #: the BM25 parameters of passage and catalogue scoring: the workspace's (``search.bm25_k1``, ``bm25_b``)
+        self.bm25 = BM25.of(session.tools.workspace.config.search)
+        #: each query's ranking and weight, in query order (``fused``)
+        self.rankings: list[tuple[list[str | None], float]] = []
+        self._fused: dict[str, float] | None = None
         self.entities: list[str] = []
         self.entity_words: frozenset[str] = frozenset()
         self.comparing = bool(_CHOOSE.search(focus.want))
@@ -620,13 +622,29 @@ class _State:
             hits = self.session.retrieve(query, k)
         self.queries.append((role, query))
         self.hits[role] = hits
-        for rank, hit in enumerate(hits, 1):
+        ranking: list[str | None] = []
+        for hit in hits:
             aid = hit["article_id"]
             self.titles.setdefault(aid, hit.get("title") or aid)
-            # the names query counts only for articles about the products the case names
-            if role != "names" or self._product_kind(self.titles[aid]) == "named":
-                self.fused[aid] += weight / (RRF_K + rank)
+            # the names query counts only for articles about the products the case names (the others
+            # keep their rank, so the named ones below them are not promoted)
+            named = role != "names" or self._product_kind(self.titles[aid]) == "named"
+            ranking.append(aid if named else None)
+        self.rankings.append((ranking, weight))
+        self._fused = None
         return hits
+
+    @property
+    def fused(self) -> dict[str, float]:
+        """``article id -> score``: the reciprocal rank fusion (``search.fusion``, ``search.rrf_k``) of
+        every query's ranks, each weighted (follow-up queries count half), in the order the queries
+        first found them."""
+        if self._fused is None:
+            fused = dict(reciprocal_rank_fusion([r for r, _ in self.rankings], k=self.rrf_k,
+                                                weights=[w for _, w in self.rankings]))
+            found = dict.fromkeys(a for r, _ in self.rankings for a in r if a is not None)
+            self._fused = {a: fused[a] for a in found}
+        return self._fused
 
     def aspect_terms(self, limit: int = 4) -> list[str]:
         """Words of the want that recur in the titles of its best hits: what the case asks about the
@@ -708,8 +726,7 @@ class _State:
             return
         ids = list(cat)
         docs = [content_terms(t + " " + summ, self.h.analyzer) or ["\u2205"] for t, summ in cat.values()]
-        index = bm25s.BM25()
-        index.index(docs, show_progress=False)
+        index = self.bm25.index(docs)
         excl = self.focus.name_words
         query = content_terms(self.focus.want, self.h.analyzer, exclude=excl) * 2
         query += content_terms(self.focus.detail, self.h.analyzer, exclude=excl)
@@ -911,7 +928,7 @@ class _State:
                 covered |= set(content_terms(q, self.h.analyzer))
         best: tuple[str, set[str], str] | None = None
         for r in self._procedures()[: 2]:
-            for p in split_passages(r.id, r.body):
+            for p in passages(r.body):
                 if p.noise or " ".join(_display(p.text).split()[:30]) in asked or not _PREREQUISITE.search(p.text):
                     continue
                 # a numbered step, or a line under a requirements / prerequisites / eligibility heading

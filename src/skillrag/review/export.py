@@ -15,7 +15,7 @@ the agent's and any a reviewer added; ``review.runs``):
     is not required: a later run that does not read it has missed nothing the reviewer approved.
 ``expected_tools``
     the tools the approved guidance names, in the order it first names them: the names the save
-    warnings read as tool names (``skill.gaps.tool_names``, the one rule), kept when the corpus
+    warnings read as code names (``skillrag.text.code_names``, the one rule), kept when the corpus
     *declares* them as tools (``declared_tools``: a Markdown heading naming only it, ``Tool: name``, or
     ``name(`` written as a call), so a field the guidance names (``order_number``) is not a tool. Tools
     that only a snippet names are not expected: the reviewer approved what the guidance tells the
@@ -40,7 +40,8 @@ from skillrag.errors import EmptyInputError
 from skillrag.review.runs import RunView, VersionView, list_runs, load_run
 from skillrag.review.store import ReviewStore
 from skillrag.skill.cases import CaseRecord, write_cases
-from skillrag.skill.gaps import TOOL_NAME, tool_names
+from skillrag.text import IDENTIFIER_PATTERN as TOOL_NAME
+from skillrag.text import code_names
 from skillrag.workspace import Workspace
 
 __all__ = ["ExportReport", "declared_tools", "expected_tools", "export_approved", "required_documents"]
@@ -67,7 +68,7 @@ def declared_tools(bodies: Iterable[str]) -> set[str]:
 
 def expected_tools(guidance: str, tools: set[str]) -> list[str]:
     """The declared ``tools`` that ``guidance`` names, in the order it first names them (module doc)."""
-    return [t for t in tool_names(guidance) if t in tools]
+    return [t for t in code_names(guidance) if t in tools]
 
 
 def required_documents(view: RunView, version: VersionView) -> list[str]:

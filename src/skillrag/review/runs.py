@@ -311,7 +311,7 @@ class _Readers:
     @property
     def terms(self) -> Any:
         if self._terms is None:
-            from skillrag.search.tokenize import Analyzer  # the analyser skill.links uses by default
+            from skillrag.text import Analyzer  # the analyser skill.links uses by default
 
             self._terms = Analyzer().terms
         return self._terms

@@ -24,13 +24,11 @@ from skillrag.search.embedders import EMBEDDERS, Embedder, get_embedder
 from skillrag.search.fusion import reciprocal_rank_fusion
 from skillrag.search.index import build_index, read_manifest
 from skillrag.search.retriever import BACKENDS, MODES, Retriever, open_retriever, read_page
-from skillrag.search.tokenize import Analyzer
 
 __all__ = [
     "BACKENDS",
     "EMBEDDERS",
     "MODES",
-    "Analyzer",
     "Backend",
     "Embedder",
     "Hit",

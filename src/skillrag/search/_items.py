@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from skillrag import wiki
+from skillrag.corpus import ArticleStore
 from skillrag.errors import EmptyInputError, IndexStateError, UserError
 from skillrag.workspace import Workspace
 
@@ -92,7 +94,7 @@ class PageSource(Protocol):
 
 
 class WikiPageSource:
-    """The navigation layer of the ``skillrag.wiki`` package, imported lazily.
+    """The navigation layer of the ``skillrag.wiki`` package (a layer below this one).
 
     ``layer_fingerprint`` is memoised on the (name, mtime, size) of the page files, so a search
     re-hashes the layer only when a page file was touched.
@@ -101,23 +103,11 @@ class WikiPageSource:
     def __init__(self) -> None:
         self._memo: tuple[object, str | None] | None = None
 
-    def _wiki(self) -> Any:
-        try:
-            from skillrag import wiki
-        except ImportError:  # pragma: no cover - the package ships with skillrag
-            wiki = None
-        if wiki is None or not hasattr(wiki, "load_pages") or not hasattr(wiki, "layer_fingerprint"):
-            raise IndexStateError(
-                "the wiki backend needs the navigation layer package (skillrag.wiki), which is not available; "
-                "use --backend direct"
-            )
-        return wiki
-
     def load_pages(self, ws: Workspace) -> Sequence[Any]:
-        return self._wiki().load_pages(ws)
+        return wiki.load_pages(ws)
 
     def load_page(self, ws: Workspace, page_id: str) -> Any:
-        layer = self._wiki().Layer(ws)
+        layer = wiki.Layer(ws)
         if not layer.page_path(page_id).is_file():
             raise UserError(f"no navigation page {page_id!r} (page ids come from retrieve's `pages`)")
         return layer.read(page_id)
@@ -126,7 +116,7 @@ class WikiPageSource:
         key = _stat_key(ws.wiki_dir / "pages")
         if self._memo is not None and key is not None and self._memo[0] == key:
             return self._memo[1]
-        fp = self._wiki().layer_fingerprint(ws)
+        fp = wiki.layer_fingerprint(ws)
         self._memo = (key, fp)
         return fp
 
@@ -154,8 +144,6 @@ def collect_items(ws: Workspace, backend: str, pages: PageSource | None = None) 
     backend has no layer.
     """
     if backend == "direct":
-        from skillrag.corpus import ArticleStore
-
         # a document split into section-articles is indexed through its sections, not whole
         arts = ArticleStore(ws).list(split_documents=False)
         if not arts:

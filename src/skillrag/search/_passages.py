@@ -1,12 +1,13 @@
 """The preview of a hit: the passage of the article that best matches the query, and its section.
 
-An article body is cut into passages at its structure: a paragraph, one list item, one table row
-(Markdown headings are not passages; they name the section). A passage longer than ``MAX_CHARS`` is
-cut further into sentences. The passages are scored with BM25 (Robertson & Zaragoza 2009; k1 1.2,
-b 0.75, term idf from the search index, length normalised by the article's mean passage length)
-against the query's distinct terms; ties go to the earlier passage, and when no passage shares a term
-with the query the first passage is the preview. The preview is the best passage, followed by the
-next passages of the same section while the whole fits in ``PREVIEW_CHARS`` characters; a passage
+An article body is cut into passages at its structure (``skillrag.text.blocks``: markdown-it, exact
+offsets): a paragraph, one list item (with its marker), one table row (Markdown headings are not passages; they name the
+section; rules are not passages either; a code block is one passage). A passage longer than ``MAX_CHARS`` is cut further
+into sentences (``skillrag.text.sentences``). The passages are scored with BM25 (Robertson & Zaragoza
+2009; the index's ``skillrag.text.BM25``: ``search.bm25_k1`` and ``search.bm25_b``, term idf from the
+search index, length normalised by the article's mean passage length) against the query's distinct terms; ties go to the earlier passage, and when no passage shares
+a term with the query the first passage is the preview. The preview is the best passage, followed by
+the next passages of the same section while the whole fits in ``PREVIEW_CHARS`` characters; a passage
 longer than that is cut at word boundaries around its first matching term, ``…`` marking each cut.
 Whitespace runs are collapsed, so a preview is for reading, not for quoting: quotes come from
 ``get_article``.
@@ -18,6 +19,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from skillrag.text import BM25, blocks, sentences, units
+
 __all__ = ["PREVIEW_CHARS", "Passage", "ScoredText", "analyse", "best_passage", "split_passages"]
 
 #: Longest preview, in characters (whitespace collapsed).
@@ -25,14 +28,8 @@ PREVIEW_CHARS = 280
 #: Passages longer than this are cut into sentences.
 MAX_CHARS = 400
 
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
-_TABLE = re.compile(r"^\s*\|")
-_RULE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,}|\|?[\s:|-]+\|[\s:|-]*)\s*$")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 _WS = re.compile(r"\s+")
-_K1, _B = 1.2, 0.75
 
 
 @dataclass(frozen=True)
@@ -43,53 +40,26 @@ class Passage:
     end: int
 
 
-def _trim(body: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and body[start].isspace():
-        start += 1
-    while end > start and body[end - 1].isspace():
-        end -= 1
-    return start, end
+def _marker(body: str, start: int) -> str:
+    """The list marker right before offset ``start`` on its line ("1. ", "- "), kept in a preview."""
+    line = body[body.rfind("\n", 0, start) + 1 : start]
+    return line.lstrip()
 
 
 def split_passages(body: str) -> list[Passage]:
     """The passages of ``body`` in order (see module doc); empty for a blank body."""
-    blocks: list[tuple[int, int]] = []
-    cur: list[int] | None = None
-    pos = 0
-    for line in body.splitlines(keepends=True):
-        start, end = pos, pos + len(line)
-        pos = end
-        text = line.strip()
-        if not text or _HEADING.match(line) or _RULE.match(line) and not _ITEM.match(line):
-            if cur is not None:
-                blocks.append((cur[0], cur[1]))
-                cur = None
-            continue
-        if cur is None or _ITEM.match(line) or _TABLE.match(line):
-            if cur is not None:
-                blocks.append((cur[0], cur[1]))
-            cur = [start, end]
-        else:
-            cur[1] = end
-    if cur is not None:
-        blocks.append((cur[0], cur[1]))
     out: list[Passage] = []
-    for a, b in blocks:
-        a, b = _trim(body, a, b)
-        if b <= a:
-            continue
-        if b - a <= MAX_CHARS:
-            out.append(Passage(a, b))
-            continue
-        s = a
-        for m in _SENTENCE.finditer(body, a, b):
-            x, y = _trim(body, s, m.start())
-            if y > x:
-                out.append(Passage(x, y))
-            s = m.end()
-        x, y = _trim(body, s, b)
-        if y > x:
-            out.append(Passage(x, y))
+    for b in blocks(body):
+        if b.kind in ("paragraph", "item"):
+            start = b.start - len(_marker(body, b.start)) if b.kind == "item" else b.start
+            if b.end - start <= MAX_CHARS:
+                out.append(Passage(start, b.end))
+            else:
+                out += [Passage(b.start + x, b.start + y) for x, y in sentences(b.text)]
+        elif b.kind == "table":
+            out += [Passage(b.start + u.start, b.start + u.end) for u in units(b.text) if u.kind != "sentence"]
+        elif b.kind == "code":  # an example call is worth reading in a preview
+            out.append(Passage(b.start, b.end))
     return out
 
 
@@ -157,14 +127,17 @@ def best_passage(
     *,
     chars: int = PREVIEW_CHARS,
     analysed: ScoredText | None = None,
+    bm25: BM25 | None = None,
 ) -> tuple[str, str]:
     """``(preview, section heading)`` for ``body`` (see module doc).
 
     ``query_weights``: the query's distinct terms with their idf (analysed as ``terms`` analyses
     text); ``terms``: the index's analyzer; ``sections``: objects with ``heading, start, end``;
-    ``analysed``: ``analyse(body, terms)`` if already computed (callers cache it per article version).
+    ``analysed``: ``analyse(body, terms)`` if already computed (callers cache it per article version);
+    ``bm25``: the index's parameters (``BM25.of(settings)``; default ``BM25()``, the settings' defaults).
     """
     got = analysed if analysed is not None else analyse(body, terms)
+    bm25 = bm25 or BM25()
     passages = got.passages
     if not passages:
         return "", ""
@@ -172,12 +145,11 @@ def best_passage(
     if query_weights:
         avg = max(1.0, sum(got.lengths) / len(got.lengths))
         for i, bag in enumerate(got.bags):
-            norm = _K1 * (1 - _B + _B * got.lengths[i] / avg)
             score = 0.0
             for t, tf in bag.items():  # a passage has fewer distinct terms than a long query
                 w = query_weights.get(t)
                 if w is not None:
-                    score += w * tf * (_K1 + 1) / (tf + norm)
+                    score += w * bm25.weight(tf, got.lengths[i], avg)
             scores[i] = score
     best = max(range(len(passages)), key=lambda i: (scores[i], -i))
     first = passages[best]

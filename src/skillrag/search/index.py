@@ -33,8 +33,8 @@ from skillrag.search._types import IndexReport
 from skillrag.search.embedders import Embedder, get_embedder
 from skillrag.search.engines import BuildInput, Engine, get_engine
 from skillrag.search.engines.embedded import index_dir
-from skillrag.search.tokenize import Analyzer
 from skillrag.search.vectors import VectorStore
+from skillrag.text import BM25, Analyzer
 from skillrag.workspace import Workspace
 from skillrag.workspace.config import SearchSettings
 
@@ -55,8 +55,7 @@ def embedder_for(ws: Workspace, embedder: Embedder | str | None = None) -> Embed
 
 def index_params(s: SearchSettings) -> dict[str, Any]:
     """The settings that change the stored index (a change means a rebuild)."""
-    return {"stopwords": s.stopwords, "stemmer": s.stemmer, "bm25_k1": s.bm25_k1, "bm25_b": s.bm25_b,
-            "bm25_method": "lucene", "title_weight": s.title_weight, "passage_words": s.passage_words,
+    return {"stopwords": s.stopwords, "stemmer": s.stemmer, **BM25.of(s).params(), "title_weight": s.title_weight, "passage_words": s.passage_words,
             "passage_overlap": s.passage_overlap, "facets": FACETS_VERSION}
 
 
@@ -244,6 +243,7 @@ def build_index(
         "embedder_id": emb.id,
         "dim": dim,
         "params": params,
+        "analyzer": analyzer.manifest(),
         "layer_fingerprint": fingerprint,
         "input_stamp": stamp,
         "n_items": len(items),

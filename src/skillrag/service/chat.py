@@ -59,8 +59,14 @@ from skillrag.errors import (
 )
 from skillrag.models import counted_usage, model_errors
 from skillrag.service._prompts import load_prompt
-from skillrag.service._text import best_passages, key_terms, stems
-from skillrag.service.knowledge import Knowledge, ScopedKnowledge, verify_snippet
+from skillrag.service.knowledge import (
+    Knowledge,
+    ScopedKnowledge,
+    best_passages,
+    key_terms,
+    stems,
+    verify_snippet,
+)
 from skillrag.service.skills import SkillCatalog, SkillView, SourcePolicy, select_skill
 from skillrag.service.threads import THREAD_ID_PATTERN, ThreadStore, Turn, thread_key
 from skillrag.service.web import WebFetcher, WebSearchProvider, plain_query, web_lookup

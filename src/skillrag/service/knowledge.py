@@ -10,18 +10,105 @@ checks on every path.
 ``WorkspaceKnowledge`` is the real backend (``skillrag.search.open_retriever`` + ``ArticleStore``);
 ``skillrag.service.testing.MemoryKnowledge`` is the in-memory test double (it applies the same
 ``SourceScope.allows``).
+
+``best_passages`` picks the passages of a body (or a web page's text) that a question's key stems
+match, for the answer without a model: whole sentences and table rows of the text layer
+(``skillrag.text.units``), never a fragment cut at "$5.00" or "e.g."; ``key_terms`` and ``stems``
+are the text layer's analyzer with the long English stop list.
 """
 
 from __future__ import annotations
 
+import re
 import threading
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from skillrag.corpus import ScopedArticles, SourceScope
 from skillrag.errors import IndexStateError
 from skillrag.skill.contract import locate
+from skillrag.text import Analyzer, units, with_antecedents
 
-__all__ = ["Knowledge", "ScopedKnowledge", "WorkspaceKnowledge", "verify_snippet"]
+__all__ = ["Knowledge", "Passage", "ScopedKnowledge", "WorkspaceKnowledge", "best_passages", "key_terms", "stems",
+           "verify_snippet"]
+
+_WORDS = Analyzer("en_plus", None)
+_STEMS = Analyzer("en_plus", "english")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+
+
+def key_terms(text: str) -> list[str]:
+    """Distinct words of ``text`` that are not stop words (``skillrag.text.STOPWORDS_EN_PLUS``), lower
+    case, in first-seen order."""
+    return list(dict.fromkeys(_WORDS.terms(text or "")))
+
+
+def stems(text: str) -> set[str]:
+    """Snowball stems of the key terms of ``text``."""
+    return set(_STEMS.terms(text or ""))
+
+
+@dataclass(frozen=True)
+class Passage:
+    """``body[start:end]`` (``text``) with the number of query stems it contains (``overlap``)."""
+
+    start: int
+    end: int
+    text: str
+    overlap: int
+
+
+def _cut(body: str, start: int, end: int, max_chars: int) -> int:
+    """``end``, or the last word boundary within ``max_chars`` of ``start`` when the span is longer."""
+    if end - start <= max_chars:
+        return end
+    stop = body.rfind(" ", start + 1, start + max_chars + 1)
+    return (stop if stop > start else start + max_chars)
+
+
+def best_passages(body: str, query: str, *, min_chars: int = 40, max_chars: int = 400, n: int = 1) -> list[Passage]:
+    """The ``n`` passages of ``body`` sharing the most query stems, best first (ties: earlier first).
+
+    A passage is a sentence or a table row (``skillrag.text.units``: no heading; a sentence that
+    points back, "It is waived for students.", joined to the one before it:
+    ``skillrag.text.with_antecedents``), widened with the sentences that follow it in the same
+    paragraph or list (no blank line between) until it has ``min_chars`` characters, and never past
+    ``max_chars`` (a single sentence longer than that is cut
+    at a word boundary); its text is always exactly ``body[start:end]``. Passages with no overlap are
+    not returned.
+    """
+    want = stems(query)
+    if not want or not body:
+        return []
+    groups: list[list[tuple[int, int]]] = []  # units of one paragraph or list (no blank line between)
+    for u in units(body):
+        if groups and not _BLANK_LINE.search(body, groups[-1][-1][1], u.start):
+            groups[-1].append((u.start, u.end))
+        else:
+            groups.append([(u.start, u.end)])
+    spans = [(a, b, g) for g, group in enumerate(groups) for a, b in with_antecedents(body, group, max_chars)]
+    found: list[Passage] = []
+    floor = min(min_chars, len(body.strip()))
+    for i, (s, e, g) in enumerate(spans):
+        j = i
+        while e - s < min_chars and j + 1 < len(spans) and spans[j + 1][2] == g and spans[j + 1][1] - s <= max_chars:
+            j += 1
+            e = spans[j][1]
+        e = _cut(body, s, e, max_chars)
+        text = body[s:e].rstrip()
+        if len(text) < floor:
+            continue
+        overlap = len(want & stems(text))
+        if overlap:
+            found.append(Passage(s, s + len(text), text, overlap))
+    found.sort(key=lambda p: (-p.overlap, p.start))
+    out: list[Passage] = []
+    for p in found:
+        if all(p.end <= q.start or p.start >= q.end for q in out):
+            out.append(p)
+        if len(out) == n:
+            break
+    return out
 
 
 @runtime_checkable

@@ -19,7 +19,7 @@ from typing import Any
 from mcp.server import MCPServer
 from mcp_types import CallToolResult, TextContent
 
-from skillrag import __version__
+from skillrag._version import __version__
 from skillrag.errors import ContractViolation, SkillragError, UserError
 from skillrag.skill import CaseFile, SkillRegistry, SkillTools, render_manual
 from skillrag.skill.tools import Retriever

@@ -27,7 +27,7 @@ import httpx
 
 from skillrag.corpus import SourceScope
 from skillrag.errors import ArticleNotFound, SkillNotFound
-from skillrag.service._text import stems
+from skillrag.service.knowledge import stems
 from skillrag.service.skills import SkillView
 from skillrag.service.web import WebResult
 

@@ -3,8 +3,10 @@
 Five kinds, each a ``Gap(kind, message, subject)``:
 
 * ``unquoted_identifier``: the guidance names something no snippet backs: a tool or system name
-  (an identifier with an underscore, e.g. ``freeze_card_4410``, or anything in backticks), an amount
-  (``$10``, ``25 USD``, ``2.5%``: currency and number must match) or a product name (two or more
+  (``skillrag.text.code_names``: an identifier with an underscore, e.g. ``freeze_card_4410``, or
+  anything in backticks: wider than the tool rule, so a field name such as ``card_id`` counts too), an
+  amount (money or a percentage as ``skillrag.text.find_values`` reads them: ``$10``, ``25 USD``,
+  ``2.5%``: currency and number must match) or a product name (two or more
   capitalised words, at least two of them words rather than numbers, e.g. "Gold Rewards Card", that
   occur in one of the articles the output cites or the case read; the title of an article a snippet
   quotes covers it too). Everything is compared case-insensitively ("Tier 1 Plan" is covered by
@@ -62,23 +64,15 @@ from typing import Any
 
 from skillrag.skill.contract import normalize
 from skillrag.skill.links import guidance_steps, link_steps, split_guidance
+from skillrag.text import Analyzer, code_names, find_values
 
-__all__ = ["GAP_KINDS", "TOOL_NAME", "Gap", "case_text", "evidence_gaps", "identifiers", "tool_names"]
+__all__ = ["GAP_KINDS", "Gap", "case_text", "evidence_gaps", "identifiers"]
 
 GAP_KINDS = ("unquoted_identifier", "unsupported_derived", "unused_snippet", "unfetched_citation",
              "source_title_mismatch")
 
-#: A tool or system name: words of letters and digits joined by ``_`` (``freeze_card_4410``).
-TOOL_NAME = r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"
-_TOOL = re.compile(rf"(?<![\w.-]){TOOL_NAME}(?![\w-])")
-_TICK = re.compile(r"`([^`\n]{2,80})`")
-_CUR = {"$": "$", "usd": "$", "dollar": "$", "dollars": "$", "€": "€", "eur": "€", "euro": "€", "euros": "€",
-        "£": "£", "gbp": "£", "pound": "£", "pounds": "£", "¥": "¥", "%": "%", "percent": "%"}
-_AMOUNT = re.compile(
-    r"(?P<pre>[$€£¥])\s?(?P<n1>\d+(?:,\d{3})*(?:\.\d+)?)"
-    r"|(?P<n2>\d+(?:,\d{3})*(?:\.\d+)?)\s?(?P<post>%|percent\b|USD\b|EUR\b|GBP\b|dollars?\b|euros?\b|pounds?\b)",
-    re.IGNORECASE,
-)
+#: The kinds of value that count as amounts: money and percentages.
+_AMOUNT_KINDS = frozenset({"money", "pct"})
 _NAME = re.compile(r"\b[A-Z][\w'’+&-]*(?:[ \t]+(?:of[ \t]+|&[ \t]+)?[A-Z0-9][\w'’+&-]*)+")
 _JOIN = {"of", "&"}
 #: Words that open a sentence or a noun phrase ("The Green Account"), never the start of a name.
@@ -101,41 +95,12 @@ class Gap:
         return {"kind": self.kind, "subject": self.subject, "message": self.message}
 
 
-def _amount_key(m: re.Match[str]) -> tuple[str, float] | None:
-    number = (m.group("n1") or m.group("n2") or "").replace(",", "")
-    unit = (m.group("pre") or m.group("post") or "").lower()
-    try:
-        return _CUR[unit], float(number)
-    except (KeyError, ValueError):
-        return None
-
-
-def _amounts(text: str) -> dict[tuple[str, float], str]:
-    out: dict[tuple[str, float], str] = {}
-    for m in _AMOUNT.finditer(text):
-        key = _amount_key(m)
-        if key is not None:
-            out.setdefault(key, m.group(0).strip())
+def _amounts(text: str) -> dict[str, str]:
+    """The amounts of ``text``: normalised value (``usd:15.00``) → the amount as written."""
+    out: dict[str, str] = {}
+    for v in find_values(text, _AMOUNT_KINDS):
+        out.setdefault(v.normalized, v.text.strip())
     return out
-
-
-def tool_names(text: str) -> list[str]:
-    """The tool or system names ``text`` writes (module doc: an identifier with an underscore, or
-    anything in backticks without a space, a trailing ``()`` dropped), each once, in order of first
-    mention. The one tool-name rule of the save warnings; ``review.export`` reads the approved
-    guidance's tools with it too."""
-    found: dict[str, int] = {}
-    for m in _TOOL.finditer(text):
-        found.setdefault(m.group(0), m.start())
-    for m in _TICK.finditer(text):
-        inner = m.group(1).strip().rstrip("()")
-        if inner and " " not in inner:
-            found.setdefault(inner, m.start())
-    return sorted(found, key=found.__getitem__)
-
-
-def _tools(text: str) -> set[str]:
-    return set(tool_names(text))
 
 
 def _names(text: str, corpus: str) -> set[str]:
@@ -206,7 +171,7 @@ class _CaseFacts:
     def __init__(self, text: str) -> None:
         norm = normalize(text)
         self.amounts = set(_amounts(norm))
-        self.tools = {t.casefold() for t in _tools(norm)}
+        self.tools = {t.casefold() for t in code_names(norm)}
         self.text = norm.casefold()
 
     def names(self, name: str) -> bool:
@@ -215,7 +180,7 @@ class _CaseFacts:
 
 def identifiers(text: str) -> set[str]:
     """Tool names and amounts in ``text`` as they are written (for tests and overlap checks)."""
-    return _tools(text) | set(_amounts(text).values())
+    return set(code_names(text)) | set(_amounts(text).values())
 
 
 def evidence_gaps(
@@ -234,14 +199,12 @@ def evidence_gaps(
     names are looked up there); ``titles``: their titles (None: unknown, so no
     ``source_title_mismatch`` warning); ``fetched``: ids the case read with ``get_article`` (None:
     unknown, so no ``unfetched_citation`` warning); ``terms``: a text analyser (default:
-    ``skillrag.search.Analyzer()``'s ``terms``); ``case``: the agent-facing case as text
+    ``skillrag.text.Analyzer()``'s ``terms``, the search index's); ``case``: the agent-facing case as text
     (``case_text``; None: unknown, so every identifier counts as a policy claim); ``basis``: for each
     entry of ``output["snippets"]``, the guidance its ``why``'s step numbers refer to when it is not
     ``output["guidance"]`` (a reviewer's edited version; ``skill.links.link_steps``).
     """
     if terms is None:
-        from skillrag.search.tokenize import Analyzer
-
         terms = Analyzer().terms
     guidance = str(output.get("guidance") or "")
     listed = list(output.get("snippets") or [])
@@ -258,7 +221,7 @@ def evidence_gaps(
 
     # 1. identifiers in the guidance that no snippet holds (and the case does not state)
     guide = normalize(guidance)
-    for tool in sorted(_tools(guide)):
+    for tool in sorted(code_names(guide)):
         cf = tool.casefold()
         if cf in quoted_cf or cf in facts.tools or any(cf in i for i in ids):
             continue
@@ -338,14 +301,14 @@ def _linked(i: int, steps: list[Any], unlinked: list[int]) -> str:
     return f"linked to step {', '.join(nums)}"
 
 
-def _derived(output: Mapping[str, Any], held: list[set[tuple[str, float]]], quoted_cf: str,
-             facts: _CaseFacts) -> tuple[set[tuple[str, float]], list[Gap]]:
+def _derived(output: Mapping[str, Any], held: list[set[str]], quoted_cf: str,
+             facts: _CaseFacts) -> tuple[set[str], list[Gap]]:
     """The amounts the output's ``derived`` entries state (a figure computed from quoted ones is not an
     unquoted figure) and a ``unsupported_derived`` gap for each entry with a ``from`` item that no
     snippet contains and the case does not state. A ``from`` item that holds amounts is matched by
     value ("$200" is "$200.00"); any other by its text (normalised, any case)."""
     entries = output.get("derived")
-    stated: set[tuple[str, float]] = set()
+    stated: set[str] = set()
     gaps: list[Gap] = []
     quoted_amounts = set().union(*held) if held else set()
     for i, d in enumerate(entries if isinstance(entries, list) else []):

@@ -24,7 +24,7 @@ written, else its position (1-based), so "step 2" of a bulleted guidance is its 
 3. **overlap**: every step that shares enough *content terms* with the snippet's text and ``why``: at
    least ``min(3, n)`` distinct terms (``n``: the snippet's own), or two terms that stand next to each
    other in both, in either order ("by invitation only" and "invitation-only" share *invit onli*). Terms are the search
-   analyzer's (``skillrag.search.Analyzer``: case-folded words, English stop words dropped, Snowball
+   index's analyzer (``skillrag.text.Analyzer``: case-folded words, English stop words dropped, Snowball
    stems, a hyphen splits words, a tool name such as ``freeze_card_4410`` is one term). Numbers are not
    terms: a figure the two share never links them by itself, since the warnings ask which snippet *of the
    step* holds that figure.
@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillrag.skill.contract import normalize
+from skillrag.text import Analyzer
 
 __all__ = ["GuidanceLine", "GuidanceStep", "guidance_steps", "link_snippets", "link_steps", "split_guidance",
            "stated_steps", "step_heading", "strip_marker"]
@@ -152,13 +153,11 @@ def link_steps(steps: Sequence[GuidanceStep], snippets: Sequence[Any], *, terms:
                basis: Sequence[str | None] | None = None) -> list[int]:
     """Link each snippet to ``steps`` in place (module doc); returns the indices of the snippets linked
     to no step (anything that is not a mapping is one). ``terms``: a text analyser (default
-    ``skillrag.search.Analyzer().terms``). ``basis``: for each snippet (same order), the guidance its
+    ``skillrag.text.Analyzer().terms``, the search index's). ``basis``: for each snippet (same order), the guidance its
     ``why``'s step numbers refer to when that is not the guidance ``steps`` were cut from (an edited
     version: the stated rule then reads "step N" as basis step N, found in ``steps`` by its first line;
     module doc); None, or a None entry, when the ``why`` refers to ``steps`` themselves."""
     if terms is None:
-        from skillrag.search.tokenize import Analyzer  # lazy: the search package's analyser, read only
-
         terms = Analyzer().terms
     by_number: dict[int, GuidanceStep] = {}
     for st in steps:

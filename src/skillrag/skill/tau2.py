@@ -72,6 +72,7 @@ from typing import Any
 from skillrag.corpus import check_id
 from skillrag.errors import InvalidIdError, MalformedSourceError, UserError
 from skillrag.skill.cases import CaseRecord, Message, _GroundTruthBody
+from skillrag.text import sentence_texts
 
 __all__ = ["import_tau2", "situation_text", "task_clock", "task_to_record"]
 
@@ -86,7 +87,6 @@ _WRAPPERS = {
     "give_discoverable_user_tool": "discoverable_tool_name",
     "call_discoverable_user_tool": "discoverable_tool_name",
 }
-_SENT = re.compile(r"(?<=[.!?])(?<!\s\d\.)\s+(?=[A-Z\"*(])")
 _CATEGORY = re.compile(r"^\[([A-Za-z0-9_\-]+)\]")
 
 #: The first note of every imported case: the notes keep the simulator brief's second person.
@@ -158,9 +158,9 @@ _ASK_CUT = re.compile(r"\s+(?:or|and)\s+(?:the\s+)?(?:agent\s+)?(?:mentions|says
 
 
 def _sentences(text: str) -> list[str]:
-    """Sentences of ``text``; a quoted utterance is never split."""
+    """Sentences of ``text`` (``skillrag.text.sentences``: pysbd); a quoted utterance is never split."""
     out: list[str] = []
-    for piece in _SENT.split(text.strip()):
+    for piece in sentence_texts(text.strip()):
         if out and out[-1].count('"') % 2 == 1:
             out[-1] += " " + piece
         else:
@@ -274,7 +274,7 @@ def _clean_opening(text: str) -> str:
 
 def _first_sentences(text: str, n: int = 2, limit: int = 400) -> str:
     flat = re.sub(r"\s+", " ", text.replace("**", "")).strip()
-    out = " ".join(_SENT.split(flat)[:n]).strip()
+    out = " ".join(sentence_texts(flat)[:n]).strip()
     if len(out) > limit:
         out = out[:limit].rsplit(" ", 1)[0] + " ..."
     return out

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from skillrag import __version__
+from skillrag._version import __version__
 from skillrag.corpus import Article, ArticleStore, ScopedArticles, SourceScope, check_id, summarize
 from skillrag.errors import (
     ArticleNotFound,

@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 from opentelemetry import trace
 from opentelemetry.trace import INVALID_SPAN, Span, SpanContext, SpanKind
 
-from skillrag import __version__
+from skillrag._version import __version__
 from skillrag.errors import ConfigError
 
 __all__ = [

@@ -31,11 +31,10 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import Stemmer
-from bm25s.stopwords import STOPWORDS_EN
-
 from skillrag.corpus import Article
-from skillrag.wiki._text import article_parts, key_line
+from skillrag.text import STOP_WORDS
+from skillrag.text import stem as _snowball
+from skillrag.wiki._statements import article_parts, key_line
 from skillrag.wiki.families import Family, clean_title
 
 __all__ = [
@@ -62,18 +61,19 @@ MIN_ENTITY_SHARE = 0.2
 #: A category with more sibling families than this gets no aspect pages (a comparison across
 #: hundreds of entities is no page an agent can read).
 MAX_SIBLINGS = 100
-_STEMMER = Stemmer.Stemmer("english")
-_STOP = frozenset(STOPWORDS_EN) | frozenset(["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "internal", "faq", "faqs", "vs", "versus", "get", "gets", "got", "see", "seen", "good", "many", "much", "also", "may", "might", "must", "new", "one", "two", "via", "per", "like", "well"])
+#: Words of titles that name nothing: the text layer's content stop words and a few title words.
+_STOP = STOP_WORDS | frozenset(["internal", "faq", "faqs", "vs", "versus", "gets", "see", "seen", "good", "many",
+                                "much", "new", "two", "well"])
 #: Words of titles and headings that name no aspect of a product.
 _GENERIC_WORDS = frozenset(["guide", "complete", "overview", "glance", "summary", "snapshot", "introduction", "intro", "started", "getting", "get", "start", "understanding", "understand", "explained", "explain", "explanation", "how", "what", "why", "when", "where", "who", "which", "work", "works", "working", "use", "using", "used", "tip", "tips", "practical", "best", "practice", "practices", "important", "note", "notes", "detail", "details", "key", "quick", "reference", "frequently", "asked", "question", "questions", "example", "examples", "common", "general", "information", "info", "help", "helpful", "thing", "things", "need", "know", "about", "more", "other", "new", "step", "steps", "process", "procedure", "procedures", "manage", "managing", "management", "program", "programme", "option", "options", "feature", "features", "benefit", "benefits", "account", "accounts", "card", "cards", "service", "services", "product", "products", "customer", "customers", "agent", "agents", "support", "contents", "table", "do", "make", "can", "will", "expect", "next", "your", "you", "our", "one", "two", "three", "first", "part", "section", "chapter", "document", "manual", "handbook", "happen", "happens", "arrive", "arrived"])
-_GENERIC = frozenset(_STEMMER.stemWords(sorted(_GENERIC_WORDS)))
+_GENERIC = frozenset(_snowball(w) for w in _GENERIC_WORDS)
 _LEAD = re.compile(r"\b(?:at a glance|complete guide|overview|getting started|summary|snapshot|introduction|"
                    r"what is|welcome)\b", re.IGNORECASE)
 
 
 def stem(word: str) -> str:
-    """The Snowball (English) stem of a lower-case word."""
-    return _STEMMER.stemWord(word)
+    """The Snowball (English) stem of a lower-case word (``skillrag.text.stem``)."""
+    return _snowball(word)
 
 
 def _words(text: str) -> list[str]:

@@ -3,36 +3,39 @@
 The LLM builder shows the model only these few pages, never the whole wiki, so the prompt stays
 bounded at any corpus size. Queries keep their 48 rarest known terms. The index is incremental (postings and document frequencies updated on
 every page write), because the builder changes one page per article and a full re-index per article
-would cost O(pages) each time. Tokens come from ``bm25s.tokenize`` (English stop words, lower-case).
+would cost O(pages) each time. Terms come from the text layer's analyzer (``skillrag.text.Analyzer``:
+lower-case word tokens, the English stop words of ``bm25s``, no stemming); scores are the one BM25
+(``skillrag.text.BM25``) with the workspace's ``search.bm25_k1`` and ``search.bm25_b``.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable
 
-import bm25s
-
+from skillrag.text import BM25, Analyzer
 from skillrag.wiki.families import group_key
 from skillrag.wiki.page import Page
 
 __all__ = ["PageSearch"]
 
-K1 = 1.5  # term-frequency saturation
-B = 0.75  # length normalisation
 MAX_QUERY_TERMS = 48  # distinct query terms scored, rarest first
 
 
+_ANALYZER = Analyzer("en", None)
+
+
 def _tokens(text: str) -> list[str]:
-    return bm25s.tokenize([text], stopwords="en", return_ids=False, show_progress=False)[0]
+    return _ANALYZER.terms(text)
 
 
 class PageSearch:
     """Incremental BM25 search over pages: ``set(page)``, ``remove(id)``, ``search(text, k)``, plus
     ``citing(article_id)`` and ``siblings(article_id)`` from reverse maps kept up to date on every change."""
 
-    def __init__(self, pages: Iterable[Page] = ()) -> None:
+    def __init__(self, pages: Iterable[Page] = (), *, bm25: BM25 | None = None) -> None:
+        #: the workspace's BM25 parameters (``BM25.of(ws.config.search)``; default ``BM25()``)
+        self.bm25 = bm25 or BM25()
         self._pages: dict[str, Page] = {}
         self._tf: dict[str, Counter[str]] = {}
         self._len: dict[str, int] = {}
@@ -85,9 +88,8 @@ class PageSearch:
         terms = [(len(self._postings[t]), t) for t in set(_tokens(text)) if self._postings.get(t)]
         for df, t in sorted(terms)[:MAX_QUERY_TERMS]:  # the rarest terms carry the match
             docs = self._postings[t]
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            idf = float(self.bm25.idf(df, n))
             for d in docs:
-                f = self._tf[d][t]
-                scores[d] = scores.get(d, 0.0) + idf * f * (K1 + 1) / (f + K1 * (1 - B + B * self._len[d] / avg))
+                scores[d] = scores.get(d, 0.0) + idf * self.bm25.weight(self._tf[d][t], self._len[d], avg)
         ranked = sorted(((s, d) for d, s in scores.items() if s > 0), key=lambda t: (-t[0], t[1]))
         return [d for _, d in ranked[:k]]

@@ -25,7 +25,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from skillrag.corpus import Article
-from skillrag.wiki._text import (
+from skillrag.text import has_figure
+from skillrag.wiki._statements import (
     article_parts,
     classify_link,
     cut,
@@ -90,7 +91,7 @@ def _intent(arts: Sequence[Article], lead: Article, name: str, title: str) -> st
             break
     if found:
         return cut(" ".join(found[:2]), _INTENT_CHARS)
-    facts = [u for u in units(lead.body) if re.search(r"[$€£%]|\d", u) and len(u.split()) >= 3][:3]
+    facts = [u for u in units(lead.body) if has_figure(u) and len(u.split()) >= 3][:3]
     first = first_statement(lead)
     # joined with "; ": a fact's own closing full stop would read ".;" (found by a new user)
     what = "; ".join(f.rstrip().rstrip(".;") for f in facts) + "." if facts else (first or summary_line(lead))
@@ -163,7 +164,7 @@ def _step_candidates(art: Article) -> list[Step]:
                         links=(Link(type=kind, article_id=art.id),))
             if kind in _PROCEDURAL or has_tool(u):
                 procedural.append(step)
-            elif re.search(r"[$€£%]|\d", u):
+            elif has_figure(u):
                 facts.append(step)
     out = procedural + facts
     if not out:

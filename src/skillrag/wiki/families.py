@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from skillrag.corpus import Article
+from skillrag.text import STOPWORDS_EN
 
 __all__ = [
     "CLUSTER_MIN_SIMILARITY",
@@ -61,8 +62,9 @@ CLUSTER_MIN_SIMILARITY = 0.25
 _NUM_TAIL = re.compile(r"[_\-.]?\d+$")
 _KEY_SPLIT = re.compile(r"[_\-\s]+")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'+\-]*|\([^)]*\)")
-_STOP = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "in", "internal", "is", "it", "of", "on", "or", "the", "to", "what", "when", "with", "your", "you", "this", "that", "can", "our", "we", "may", "not", "vs", "versus", "faq"]
+#: Words of titles that tell no family apart: the BM25 index's stop words and a few title words.
+_STOP = STOPWORDS_EN | frozenset(
+    ["from", "how", "internal", "what", "when", "your", "you", "can", "our", "we", "may", "vs", "versus", "faq"]
 )
 #: Words that never start a named entity on their own ("How", "Why" …) or join one as a connector.
 _CONNECTORS = frozenset({"of", "and", "&", "+", "for", "the"})

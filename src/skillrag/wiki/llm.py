@@ -35,10 +35,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillrag.corpus import Article, ArticleStore, content_hash
+from skillrag.text import BM25
 from skillrag.tracing import traced
 from skillrag.wiki import _spans
 from skillrag.wiki._prompts import load_prompt
-from skillrag.wiki._text import summary_line
+from skillrag.wiki._statements import summary_line
 from skillrag.wiki.aspects import Aspect, find_aspects
 from skillrag.wiki.candidates import PageSearch
 from skillrag.wiki.extractive import aspect_page_id, aspect_title
@@ -491,7 +492,7 @@ class PageBuilder:
         self._entity_page: dict[str, str] = {}
         for p in sorted(self._pages.values(), key=lambda p: p.id):
             self._note_entity(p)
-        self._search = PageSearch(self._pages.values())
+        self._search = PageSearch(self._pages.values(), bm25=BM25.of(self.ws.config.search))
         self._versions: dict[str, int] = {pid: 0 for pid in self._pages}
         self._epoch = 0
         self._changed_at: dict[str, int] = {}

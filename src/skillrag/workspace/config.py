@@ -74,7 +74,8 @@ class SearchSettings(_Section):
     rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant k (Cormack et al., 2009).")
     bm25_weight: float = Field(1.0, ge=0, description="Weight of the BM25 ranking in fusion.")
     dense_weight: float = Field(1.0, ge=0, description="Weight of the dense ranking in fusion.")
-    stopwords: str | None = Field("en", description="Stop-word list for BM25 (`en` or none).")
+    stopwords: str | None = Field(
+        "en", description="Stop-word list for BM25: `en`, `en_plus`, `content` (`skillrag.text.STOPWORD_LISTS`) or none.")
     stemmer: str | None = Field("english", description="Snowball stemmer language for BM25, or none.")
     max_query_tokens: int = Field(
         128, ge=8, description="Dense query budget for `select` and `truncate`, in model tokens."

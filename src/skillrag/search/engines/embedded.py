@@ -37,11 +37,12 @@ from typing import Any
 import bm25s
 import numpy as np
 
-import skillrag
+from skillrag._version import __version__
 from skillrag.errors import IndexStateError
 from skillrag.search._types import SearchFilters
 from skillrag.search.engines._base import BuildInput, Ranking, empty_ranking, top_k
 from skillrag.search.vectors import VectorStore
+from skillrag.text import BM25
 from skillrag.workspace import Workspace, atomic_write_text
 
 __all__ = ["FORMAT_VERSION", "EmbeddedEngine", "EmbeddedIndex", "index_dir"]
@@ -127,7 +128,7 @@ class EmbeddedEngine:
         self.ws = ws
 
     def versions(self) -> dict[str, str]:
-        return {"skillrag": skillrag.__version__, "bm25s": bm25s.__version__, "format": str(FORMAT_VERSION)}
+        return {"skillrag": __version__, "bm25s": bm25s.__version__, "format": str(FORMAT_VERSION)}
 
     def read_manifest(self, backend: str) -> dict[str, Any] | None:
         path = index_dir(self.ws, backend) / "manifest.json"
@@ -153,8 +154,7 @@ class EmbeddedEngine:
 
     def write(self, data: BuildInput) -> None:
         params = data.header["params"]
-        bm25 = bm25s.BM25(k1=params["bm25_k1"], b=params["bm25_b"], method=params.get("bm25_method", "lucene"))
-        bm25.index([t or [""] for t in data.terms], show_progress=False)
+        bm25 = BM25(params["bm25_k1"], params["bm25_b"]).index([t or [""] for t in data.terms])
         manifest = {
             **data.header,
             "items": {it.id: it.hash for it in data.items},

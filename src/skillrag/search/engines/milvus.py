@@ -60,10 +60,11 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-import skillrag
+from skillrag._version import __version__
 from skillrag.errors import ConfigError, EngineError, IndexStateError, MissingExtraError
 from skillrag.search._types import SearchFilters
 from skillrag.search.engines._base import BuildInput, Ranking, empty_ranking
+from skillrag.text import BM25_K1
 from skillrag.workspace import Workspace
 from skillrag.workspace.config import SearchSettings
 
@@ -308,7 +309,7 @@ class MilvusEngine:
             it.close()
 
     def versions(self) -> dict[str, str]:
-        return {"skillrag": skillrag.__version__, "engine": "milvus", "format": str(FORMAT_VERSION),
+        return {"skillrag": __version__, "engine": "milvus", "format": str(FORMAT_VERSION),
                 "dense_index": self.settings.milvus_index}
 
     # -- manifest ----------------------------------------------------------------------------------
@@ -547,7 +548,7 @@ class MilvusIndex:
         self.terms = [t for t, _ in pairs]
         self.vocab: dict[str, int] = {t: i for i, t in enumerate(self.terms)}
         self.df = np.asarray([n for _, n in pairs], dtype=np.int64)
-        self._k1 = float(header.get("params", {}).get("bm25_k1", 1.5))
+        self._k1 = float(header.get("params", {}).get("bm25_k1", BM25_K1))
         n_items = max(len(self.items), 1)
         self._passages_per_item = max(1.0, float(header.get("passages", n_items)) / n_items)
         dense_index = str(header.get("versions", {}).get("dense_index", "FLAT"))

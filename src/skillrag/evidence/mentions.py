@@ -1,4 +1,4 @@
-"""Deterministic text helpers: phrase matching with offsets, look-alike names, units, values.
+"""Names in text, with offsets: phrase matching, look-alike names, organisations, sections.
 
 All offsets are character offsets into the string passed in. Matching is case-insensitive and
 treats any hyphen or dash (``-``, U+2010–U+2015) and whitespace run as the same separator, so
@@ -8,38 +8,25 @@ A *topic* name (``APN settings``, ``data refuel``; ``question.is_topic``) is mat
 Snowball stems (PyStemmer), in any order, within a few words on one line: ``refuel data`` and
 ``Data refueling`` both name the topic ``data refuel``.
 
-Organisations (``organisations``, ``other_entities``) and the values-and-tables set
-(``find_values``, ``value_kinds``, ``zero_value``, ``table_rows`` — Markdown tables as
-markdown-it-py's GFM rule reads them) are generic: they know nothing of subjects or evidence, and
-are kept together, apart from the name matching, for the shared ``text`` layer.
+Sentence units, values, tables and the analyzer are the text layer's (``skillrag.text``);
+``stem_terms`` is its analyzer as the ask flow compares words: ASCII letters and digits, the long
+English stop list, Snowball stems.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import TYPE_CHECKING
-
-import Stemmer
 
 from skillrag.corpus.model import Section
 from skillrag.evidence.question import ENTITY_SUFFIXES, is_topic
-
-if TYPE_CHECKING:
-    from markdown_it import MarkdownIt
+from skillrag.text import Analyzer, stem
 
 __all__ = [
     "FUNCTION_WORDS",
-    "Cell",
     "Mention",
-    "Span",
-    "TableRow",
-    "Value",
     "find_mentions",
-    "find_values",
     "innermost_section",
     "named_subjects",
     "norm_name",
@@ -49,13 +36,7 @@ __all__ = [
     "same_org",
     "section_path",
     "slug",
-    "snowball",
-    "split_units",
     "stem_terms",
-    "stem_word",
-    "table_rows",
-    "value_kinds",
-    "zero_value",
 ]
 
 _DASHES = "\\-\u2010\u2011\u2012\u2013\u2014\u2015"
@@ -177,13 +158,6 @@ def _phrase_pattern(name: str) -> re.Pattern[str]:
 
 
 @dataclass(frozen=True)
-class Span:
-    start: int
-    end: int
-    text: str
-
-
-@dataclass(frozen=True)
 class Mention:
     """One occurrence of a name. ``full_name`` is the name as the text extends it: a capitalised
     word before it (``Business`` Gold Rewards Card) or a parenthetical after it (Green Account
@@ -202,15 +176,6 @@ class Mention:
     extended_by: str = ""
     qualifier: str = ""
     issuer: str = ""
-
-
-_STEMMER = Stemmer.Stemmer("english")
-
-
-@lru_cache(maxsize=8192)
-def snowball(word: str) -> str:
-    """The Snowball (Porter 2) stem of ``word``, lower-cased: ``refueling`` → ``refuel``."""
-    return _STEMMER.stemWord(word.lower())
 
 
 def same_org(a: str | None, b: str | None) -> bool:
@@ -247,13 +212,13 @@ def _issuer_before(before: str, word: str) -> str:
 
 
 def _topic_mentions(name: str, text: str) -> list[Mention]:
-    want = {snowball(w) for w in re.findall(r"[A-Za-z0-9]+", re.sub(r"\([^()]*\)", "", name))}
+    want = {stem(w) for w in re.findall(r"[A-Za-z0-9]+", re.sub(r"\([^()]*\)", "", name))}
     want -= _TOPIC_STOP
     if not want:
         return []
     out: list[Mention] = []
     for line in re.finditer(r"[^\n]+", text):
-        toks = [(m.start() + line.start(), m.end() + line.start(), snowball(m.group()))
+        toks = [(m.start() + line.start(), m.end() + line.start(), stem(m.group()))
                 for m in re.finditer(r"[A-Za-z0-9]+", line.group())]
         i = 0
         while i < len(toks):
@@ -396,36 +361,6 @@ def proper_form(name: str, texts: Iterable[str]) -> str | None:
     return max(seen, key=lambda f: seen[f]) if seen else None
 
 
-_LIST_MARK = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+")
-_SENT_END = re.compile(r"(?<=[.!?])[ \t]+(?=[A-Z0-9\"'(“])")
-_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]")
-
-
-def split_units(body: str) -> Iterator[Span]:
-    """Sentence-sized spans of ``body``: each non-heading line, split at sentence ends (a table
-    row, a line opening with ``|``, is one span); list markers and surrounding whitespace are left
-    out. Spans are exact: ``body[s:e] == text``."""
-    pos = 0
-    for line in body.splitlines(keepends=True):
-        start, stripped = pos, line.rstrip("\r\n")
-        pos += len(line)
-        if not stripped.strip() or _HEADING.match(stripped) or set(stripped.strip()) <= set("-|=*_ :"):
-            continue
-        lm = _LIST_MARK.match(stripped)
-        offset = lm.end() if lm else len(stripped) - len(stripped.lstrip())
-        if stripped[offset:].startswith("|"):
-            cuts = [offset, len(stripped)]
-        else:
-            cuts = [offset] + [m.end() for m in _SENT_END.finditer(stripped, offset)] + [len(stripped)]
-        for a, b in itertools.pairwise(cuts):
-            seg = stripped[a:b]
-            lead = len(seg) - len(seg.lstrip())
-            seg = seg.strip()
-            if seg:
-                s = start + a + lead
-                yield Span(s, s + len(seg), seg)
-
-
 def innermost_section(sections: Sequence[Section], pos: int) -> Section | None:
     """The deepest section whose span holds offset ``pos`` (None when no heading covers it)."""
     best: Section | None = None
@@ -435,287 +370,14 @@ def innermost_section(sections: Sequence[Section], pos: int) -> Section | None:
     return best
 
 
-_STEM_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "for",
-        "on",
-        "in",
-        "at",
-        "to",
-        "by",
-        "with",
-        "from",
-        "and",
-        "or",
-        "is",
-        "are",
-        "was",
-        "be",
-        "what",
-        "which",
-        "how",
-        "much",
-        "many",
-        "does",
-        "do",
-        "can",
-        "could",
-        "would",
-        "should",
-        "will",
-        "there",
-        "any",
-        "this",
-        "that",
-        "it",
-        "its",
-        "me",
-        "my",
-        "i",
-        "we",
-        "our",
-        "your",
-        "you",
-        "about",
-    ]
-)
-
-
-def stem_word(word: str) -> str:
-    """One word as ``stem_terms`` keeps it: lower case, a plain plural ``s`` removed."""
-    tok = word.lower()
-    if len(tok) > 3 and tok.endswith("s") and not tok.endswith("ss"):
-        tok = tok[:-1]
-    return tok
+#: The analyzer the ask flow compares words with (module doc).
+_TERMS = Analyzer("en_plus", "english", tokens="alnum", min_chars=1)
 
 
 def stem_terms(text: str | None) -> set[str]:
-    """Content words of ``text``, lower-cased, with a plain plural ``s`` removed."""
-    if not text:
-        return set()
-    out = set()
-    for tok in re.findall(r"[a-z0-9]+", text.lower()):
-        if tok not in _STEM_STOP:
-            out.add(stem_word(tok))
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Values and tables. Generic recognition, with exact offsets: the values a text states (money,
-# percentages, durations, data amounts, URLs, dates), which kinds of value an attribute asks for,
-# a stated zero ("no annual fee"), and the rows of Markdown tables with their header cells.
-# Nothing here knows about subjects or evidence: this is the set to move into the `text` layer.
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Value:
-    """A value found in text: ``kind`` is ``usd``, ``pct``, ``dur``, ``size`` (data amounts),
-    ``url`` or ``date``; ``normalized`` compares; ``start`` is its offset in the text searched."""
-
-    kind: str
-    text: str
-    normalized: str
-    start: int
-
-
-_MONEY = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
-_PCT = re.compile(r"(\d+(?:\.\d+)?)\s?%")
-_DUR = re.compile(
-    r"\b(\d+)[\s\-\u2011]+(business day|calendar day|day|hour|minute|week|month|year)s?\b", re.IGNORECASE
-)
-_SIZE = re.compile(r"\b(\d+(?:\.\d+)?)\s?(KB|MB|GB|TB)\b", re.IGNORECASE)
-_URL = re.compile(r"\b(?:https?|ftp)://[^\s<>()\[\]\"'`]+")
-_SIZE_IN_GB = {"kb": 1 / 1024 / 1024, "mb": 1 / 1024, "gb": 1.0, "tb": 1024.0}
-_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-_MONTH = (
-    r"(Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
-    r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
-)
-_DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_DATE_MDY = re.compile(rf"\b{_MONTH}[ \t]+(\d{{1,2}})(?:st|nd|rd|th)?,?[ \t]+(\d{{4}})\b")
-_DATE_DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?[ \t]+{_MONTH}[ \t]+(\d{{4}})\b")
-
-
-def _num(s: str) -> float:
-    return float(s.replace(",", ""))
-
-
-def _date(m: re.Match[str], y: int, mo: int | str, d: int) -> Value | None:
-    import datetime as _dt
-
-    month = mo if isinstance(mo, int) else _MONTHS.index(mo[:3].lower()) + 1
-    try:
-        day = _dt.date(y, month, d)
-    except ValueError:
-        return None
-    return Value("date", m.group(0), f"date:{day.isoformat()}", m.start())
-
-
-def find_values(text: str) -> list[Value]:
-    """Money (``$32.50`` → ``usd:32.50``; ``$5,000`` → ``usd:5000.00``), percentages (``17.99%``
-    → ``pct:17.99``), durations (``105 days`` → ``dur:105 day``), data amounts (``2 GB`` →
-    ``size:2gb``, ``512 MB`` → ``size:0.5gb``), URLs (``http://mms.example/x`` →
-    ``url:http://mms.example/x``, trailing punctuation left out) and dates (``2025-03-01``,
-    ``March 1, 2025``, ``1 March 2025`` → ``date:2025-03-01``) in ``text``, in order of position."""
-    out = [Value("usd", m.group(0), f"usd:{_num(m.group(1)):.2f}", m.start()) for m in _MONEY.finditer(text)]
-    out += [
-        Value("size", m.group(0), f"size:{_num(m.group(1)) * _SIZE_IN_GB[m.group(2).lower()]:g}gb", m.start())
-        for m in _SIZE.finditer(text)
-    ]
-    for m in _URL.finditer(text):
-        url = m.group(0).rstrip(".,;:!?")
-        out.append(Value("url", url, "url:" + url.lower().rstrip("/"), m.start()))
-    out += [Value("pct", m.group(0), f"pct:{_num(m.group(1)):g}", m.start()) for m in _PCT.finditer(text)]
-    out += [
-        Value("dur", m.group(0), f"dur:{int(m.group(1))} {m.group(2).lower()}", m.start())
-        for m in _DUR.finditer(text)
-    ]
-    dates = [_date(m, int(m.group(1)), int(m.group(2)), int(m.group(3))) for m in _DATE_ISO.finditer(text)]
-    dates += [_date(m, int(m.group(3)), m.group(1), int(m.group(2))) for m in _DATE_MDY.finditer(text)]
-    dates += [_date(m, int(m.group(3)), m.group(2), int(m.group(1))) for m in _DATE_DMY.finditer(text)]
-    out += [d for d in dates if d is not None]
-    return sorted(out, key=lambda v: v.start)
-
-
-_USD_PCT = frozenset(["usd", "pct"])
-#: The kinds of value an attribute's word asks for (stems as ``stem_terms`` keeps them).
-_KINDS_BY_WORD: dict[str, frozenset[str]] = {
-    **dict.fromkeys(["fee", "charge", "surcharge", "cost", "cashback", "cash", "back"], _USD_PCT),
-    **dict.fromkeys(
-        ["price", "balance", "deposit", "payment", "penalty", "rebate", "overdraft", "salary"], frozenset(["usd"])
-    ),
-    **dict.fromkeys(["rate", "apr", "apy", "interest", "percentage", "percent", "yield"], frozenset(["pct"])),
-    **dict.fromkeys(["url", "uri", "link", "website", "homepage"], frozenset(["url"])),
-    **dict.fromkeys(["data", "storage"], frozenset(["size"])),
-    **dict.fromkeys(
-        ["window", "period", "duration", "day", "hour", "week", "wait", "long", "term", "grace"], frozenset(["dur"])
-    ),
-    **dict.fromkeys(["date", "expiry", "expiration", "due"], frozenset(["date"])),
-    "deadline": frozenset(["date", "dur"]),
-}
-
-
-def value_kinds(attribute: str | None) -> frozenset[str] | None:
-    """The kinds of value (``Value.kind``) that answer ``attribute``: the union over its words
-    (``annual fee`` → usd, pct; ``interest rate`` → pct; ``dispute window`` → dur; ``MMSC URL``
-    → url; ``data`` → size; ``due date`` → date). None when no word names a kind: then any value
-    answers it, the text after a label (``MMS proxy: proxy.example``) included."""
-    kinds: set[str] = set()
-    for word in stem_terms(attribute):
-        kinds |= _KINDS_BY_WORD.get(word, frozenset())
-    return frozenset(kinds) or None
-
-
-_ZERO_BEFORE = re.compile(r"\b(?:no|zero)[ \t]+$", re.IGNORECASE)
-_ZERO_AFTER = re.compile(
-    r"[ \t]*(?::|\bis\b|\bare\b)?[ \t]*\**[ \t]*(none|free|no charge|nil|zero|n/a)\b", re.IGNORECASE
-)
-
-
-def zero_value(text: str, start: int, end: int, kinds: frozenset[str] | None) -> Value | None:
-    """A zero stated in words for the attribute written at ``text[start:end]``, when the kinds
-    asked for have a zero (money, a percentage, data): ``no``/``zero`` right before it (``no annual
-    fee``: the value text is ``no annual fee``), or ``none``, ``free``, ``no charge``, ``nil``,
-    ``zero``, ``n/a`` right after it (``Annual fee: none``, ``the annual fee is free``)."""
-    zero = next(
-        ((k, n) for k, n in (("usd", "usd:0.00"), ("pct", "pct:0"), ("size", "size:0gb")) if kinds and k in kinds),
-        None,
-    )
-    if zero is None:
-        return None
-    before = _ZERO_BEFORE.search(text, 0, start)
-    if before and before.end() == start:
-        return Value(zero[0], text[before.start() : end], zero[1], before.start())
-    after = _ZERO_AFTER.match(text, end)
-    if after:
-        return Value(zero[0], after.group(1), zero[1], after.start(1))
-    return None
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One table cell: ``text == body[start:end]`` (pipes and padding left out; may be empty)."""
-
-    start: int
-    end: int
-    text: str
-
-
-@dataclass(frozen=True)
-class TableRow:
-    """One body row of a Markdown (GFM) table: the row's line (``body[start:end] == text``), its
-    ``cells`` in column order, and the ``header`` cells' texts of its table (as markdown-it reads
-    them). The header row and the delimiter row are not rows."""
-
-    start: int
-    end: int
-    text: str
-    cells: tuple[Cell, ...]
-    header: tuple[str, ...]
-
-
-@lru_cache(maxsize=1)
-def _markdown() -> MarkdownIt:
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark").enable("table")
-
-
-_BAR = re.compile(r"(?<!\\)\|")
-
-
-def _cells(line: str, offset: int) -> tuple[Cell, ...]:
-    edges = [-1] + [m.start() for m in _BAR.finditer(line)] + [len(line)]
-    out = []
-    for a, b in itertools.pairwise(edges):
-        seg = line[a + 1 : b]
-        if not seg.strip() and (a == -1 or b == len(line)):
-            continue  # outside the outer pipes
-        lead = len(seg) - len(seg.lstrip())
-        text = seg.strip()
-        out.append(Cell(offset + a + 1 + lead, offset + a + 1 + lead + len(text), text))
-    return tuple(out)
-
-
-@lru_cache(maxsize=2048)
-def table_rows(body: str) -> tuple[TableRow, ...]:
-    """Every body row of every Markdown table in ``body`` (tables as markdown-it's GFM table rule
-    reads them: a header row, a delimiter row, body rows), in order. Offsets are into ``body``."""
-    if "|" not in body:
-        return ()
-    starts = [0] + [m.end() for m in re.finditer("\n", body)]
-    rows: list[TableRow] = []
-    header: tuple[str, ...] = ()
-    in_head = False
-    line: int | None = None
-    cells: list[str] = []
-    for tok in _markdown().parse(body):
-        if tok.type == "thead_open":
-            in_head = True
-        elif tok.type == "thead_close":
-            in_head = False
-        elif tok.type == "tr_open":
-            line, cells = (tok.map[0] if tok.map else None), []
-        elif tok.type == "inline" and line is not None:
-            cells.append(tok.content)
-        elif tok.type == "tr_close":
-            if in_head:
-                header = tuple(cells)
-            elif line is not None and line < len(starts):
-                a = starts[line]
-                b = body.find("\n", a)
-                b = len(body) if b < 0 else b
-                text = body[a:b].rstrip("\r")
-                lead = len(text) - len(text.lstrip())
-                text = text.strip()
-                rows.append(TableRow(a + lead, a + lead + len(text), text, _cells(text, a + lead), header))
-            line = None
-    return tuple(rows)
+    """Content words of ``text``: lower-cased ASCII words and numbers, the long English stop list
+    (``skillrag.text.STOPWORDS_EN_PLUS``) left out, Snowball stems."""
+    return set(_TERMS.terms(text)) if text else set()
 
 
 def section_path(sections: Sequence[Section], pos: int) -> list[Section]:

@@ -1,16 +1,7 @@
 import pytest
 
 from skillrag.evidence.extractive import extract_subject
-from skillrag.evidence.text import (
-    find_mentions,
-    find_values,
-    named_subjects,
-    proper_form,
-    split_units,
-    table_rows,
-    value_kinds,
-    zero_value,
-)
+from skillrag.evidence.mentions import find_mentions, named_subjects, proper_form
 
 
 def test_mentions_flag_a_longer_name_as_a_look_alike():
@@ -30,23 +21,6 @@ def test_mentions_keep_a_parenthetical_qualifier_and_treat_dashes_alike():
     assert m.qualifier == "savings" and m.full_name == "Green Account (savings)"
     (p,) = find_mentions("Rho-Bank", text)
     assert text[p.start : p.end] == "Rho\u2011Bank"
-
-
-def test_units_are_exact_spans_without_list_markers_or_headings():
-    body = "## Fees\n- Annual fee: $0.00\n1. Call us. Then wait e.g. a day.\n\nPlain text here!"
-    units = list(split_units(body))
-    assert [u.text for u in units] == [
-        "Annual fee: $0.00",
-        "Call us.",
-        "Then wait e.g. a day.",
-        "Plain text here!",
-    ]
-    assert all(body[u.start : u.end] == u.text for u in units)
-
-
-def test_values_are_normalised_for_comparison():
-    vals = find_values("fee $1,032.50, APR 17.99 %, window 105 days and 2-hour reply")
-    assert [v.normalized for v in vals] == ["usd:1032.50", "pct:17.99", "dur:105 day", "dur:2 hour"]
 
 
 def test_named_subjects_drop_leading_function_words():
@@ -132,7 +106,6 @@ def test_subject_check_needs_the_question_s_own_words():
     ]
 
 
-# -- values and tables (issue 21): the generic set in ``evidence.text`` ------------------------------
 
 
 def test_an_issuer_after_the_name_says_whose_it_is():
@@ -142,63 +115,6 @@ def test_an_issuer_after_the_name_says_whose_it_is():
     # a look-alike keeps its own extension whoever issues it
     (b,) = find_mentions("Gold Card", "The Business Gold Card from Acme Bank.", allowed_prefix="Harbor Bank")
     assert (b.extended_by, b.issuer) == ("Business", "Acme Bank")
-
-
-def test_money_ends_at_its_last_digit_and_dates_are_values():
-    vals = find_values("An annual fee of $95, then $5,000 from March 3, 2025 (or 2025-03-04; 1 Apr 2025).")
-    assert [(v.text, v.normalized) for v in vals] == [
-        ("$95", "usd:95.00"),
-        ("$5,000", "usd:5000.00"),
-        ("March 3, 2025", "date:2025-03-03"),
-        ("2025-03-04", "date:2025-03-04"),
-        ("1 Apr 2025", "date:2025-04-01"),
-    ]
-    assert find_values("2025-02-30") == []  # not a date
-
-
-@pytest.mark.parametrize(
-    ("attribute", "kinds"),
-    [
-        ("annual fee", {"usd", "pct"}),
-        ("interest rate", {"pct"}),
-        ("dispute window", {"dur"}),
-        ("MMSC URL", {"url"}),
-        ("data", {"size"}),
-        ("due date", {"date"}),
-        ("points earn", None),
-        (None, None),
-    ],
-)
-def test_the_kinds_of_value_an_attribute_asks_for(attribute, kinds):
-    got = value_kinds(attribute)
-    assert (set(got) if got is not None else None) == kinds
-
-
-def test_a_zero_stated_in_words():
-    kinds = value_kinds("annual fee")
-    text = "There is no annual fee."
-    a = text.index("annual")
-    z = zero_value(text, a, a + len("annual fee"), kinds)
-    assert z is not None and (z.text, z.normalized) == ("no annual fee", "usd:0.00")
-    label = "Annual fee: none"
-    assert zero_value(label, 0, len("Annual fee:"), kinds).normalized == "usd:0.00"
-    assert zero_value("The annual fee is waived", 4, 14, kinds) is None  # waived is a condition
-    assert zero_value(text, a, a + 10, value_kinds("grace period")) is None  # a duration has no zero word
-
-
-def test_table_rows_are_exact_with_their_header():
-    body = (
-        "Intro.\n\n| Card | Annual fee |\n|---|---|\n| Gold \\| Rewards Card | $120 |\n|  Silver  | none |\n"
-    )
-    rows = table_rows(body)
-    assert [r.text for r in rows] == ["| Gold \\| Rewards Card | $120 |", "|  Silver  | none |"]
-    for r in rows:
-        assert body[r.start : r.end] == r.text and r.header == ("Card", "Annual fee")
-        assert all(body[c.start : c.end] == c.text for c in r.cells)
-    assert [c.text for c in rows[1].cells] == ["Silver", "none"]
-    assert table_rows("No table | here.") == ()
-    # a table row is one unit, whatever its cells hold
-    assert "| Gold \\| Rewards Card | $120 |" in [u.text for u in split_units(body)]
 
 
 def test_proper_form_is_how_the_sources_write_a_name():

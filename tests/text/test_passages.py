@@ -1,4 +1,4 @@
-"""Passages of an article: exact slices, whole sentences and list items, and what must never be quoted."""
+"""Quotable passages of a body: exact slices, whole sentences and list items, and what must never be quoted."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from skillrag.harness._passages import rule_of, split_passages, tool_names, uses_tool
+from skillrag.text import passages, rule_of, tool_names, uses_tool
 
-MANUAL = (Path(__file__).parent / "fixtures" / "manual" / "acme-support-manual.md").read_text(encoding="utf-8")
+MANUAL = (Path(__file__).parents[1] / "harness" / "fixtures" / "manual" / "acme-support-manual.md").read_text(
+    encoding="utf-8")
 
 
 def _body(text: str) -> str:
@@ -18,7 +19,7 @@ def _body(text: str) -> str:
 @pytest.fixture(scope="module")
 def manual():
     body = _body(MANUAL)
-    return body, split_passages("acme-support-manual", body)
+    return body, passages(body)
 
 
 def test_every_passage_is_an_exact_slice(manual):
@@ -32,7 +33,7 @@ def test_no_sentence_is_cut_at_an_abbreviation_or_an_amount():
             "in the U.S. store for $129.50 or more, as long as the request is started within the return window "
             "for the member's tier shown on the order at the time of purchase, and the item is not listed as final "
             "sale in the catalogue. A second sentence follows here.")
-    ps = split_passages("a", long)
+    ps = passages(long)
     assert [p.text for p in ps] == [long[: long.index(" A second")], "A second sentence follows here."]
 
 
@@ -70,8 +71,8 @@ def test_parameter_lines_marketing_and_questions_are_noise(manual):
     assert kinds["Tool arguments for create_return_label:"] == "parameter"
     assert kinds["Do you love your Acme membership?"] == "marketing"
     assert kinds["Share the love with a friend!"] == "marketing"
-    assert split_passages("x", "- credit_card_account_id (string, required): The card account.")[0].noise == "parameter"
-    assert split_passages("x", "Have questions about your card? We're here to help.")[1].noise == "marketing"
+    assert passages("- credit_card_account_id (string, required): The card account.")[0].noise == "parameter"
+    assert passages("Have questions about your card? We're here to help.")[1].noise == "marketing"
 
 
 def test_glossary_entries_are_marked(manual):
@@ -83,7 +84,7 @@ def test_glossary_entries_are_marked(manual):
 def test_a_lead_in_travels_with_its_short_list_and_alone_is_noise():
     body = ("Inform the customer of the following:\n- New payments are declined\n- Pending payments may post\n\n"
             "Check these in order:\n\n1. " + "The account must not have any pending disputes; " * 5 + "wait.\n")
-    ps = split_passages("x", body)
+    ps = passages(body)
     assert ps[0].text.startswith("Inform the customer of the following:\n- New") and ps[0].noise is None
     assert ps[1].text == "Check these in order:" and ps[1].noise == "lead-in"
     assert ps[2].is_step and ps[2].step_no == 1
@@ -91,7 +92,7 @@ def test_a_lead_in_travels_with_its_short_list_and_alone_is_noise():
 
 def test_fenced_code_is_never_a_passage():
     body = "Use the tool like this:\n\n```\nfreeze_card(card_id=\"c_1\")\n```\n\nThen confirm the freeze with the customer."
-    ps = split_passages("x", body)
+    ps = passages(body)
     assert [p.text for p in ps] == ["Use the tool like this:", "Then confirm the freeze with the customer."]
     assert ps[0].noise == "lead-in"  # what it introduces is gone, so it is never quoted either
 
@@ -117,7 +118,7 @@ def test_an_instruction_inside_a_parameter_line_is_its_own_passage():
     body = ("## Tool arguments\n\n"
             "- **order_id** (string) - ID of the order. Use lookup_orders_0077 to find it.\n"
             "- **reason** (string) - Why the customer returns it. Ask the customer.\n")
-    ps = split_passages("x", body)
+    ps = passages(body)
     assert [(p.text, p.noise) for p in ps] == [
         ("**order_id** (string) - ID of the order.", "parameter"),
         ("Use lookup_orders_0077 to find it.", None),
@@ -128,7 +129,7 @@ def test_an_instruction_inside_a_parameter_line_is_its_own_passage():
 
 def test_a_fence_right_under_a_paragraph_line_still_starts_code():
     body = 'Example response (illustrative):\n```\n{\n  "order_id": "<order_id>",\n  "status": "<status>"\n}\n```\nThen confirm the status with the customer.'
-    ps = split_passages("x", body)
+    ps = passages(body)
     assert [p.text for p in ps] == ["Example response (illustrative):", "Then confirm the status with the customer."]
 
 
@@ -138,16 +139,16 @@ def test_a_sentence_that_refers_back_stays_with_the_one_before_it():
     body = ("## Cancelling\n\nMedical cancellations (with a doctor's note) waive the cancellation fee. "
             "Escalate these to the Member Care team with `escalate_member_care`.\n\n"
             "Standard cancellations need 30 days' notice. The fee is $50.\n")
-    texts = [p.text for p in split_passages("cancel", body)]
+    texts = [p.text for p in passages(body)]
     assert texts == [
         ("Medical cancellations (with a doctor's note) waive the cancellation fee. Escalate these to the "
          "Member Care team with `escalate_member_care`."),
         "Standard cancellations need 30 days' notice.",  # no back-reference: sentences stay apart
         "The fee is $50.",
     ]
-    ps = split_passages("cancel", body)
+    ps = passages(body)
     assert all(body[p.start:p.end] == p.text for p in ps) and ps[0].tools == ("escalate_member_care",)
     # a first sentence that points back has nothing before it in its paragraph; a pair over the
     # line limit stays apart
     long = "A" + "a" * 330 + " rule applies. Escalate these at once.\n"
-    assert [p.text for p in split_passages("x", long)][-1] == "Escalate these at once."
+    assert [p.text for p in passages(long)][-1] == "Escalate these at once."

@@ -1,4 +1,6 @@
-"""What the extractive builder reads from an article's own text (no model).
+"""What the extractive builder reads from an article's own text (no model), on the text layer's
+units (``skillrag.text``: sentences by pysbd, Markdown blocks by markdown-it, the one tool-name rule,
+the rule a sentence states):
 
 * *units*: sentences, list items and table rows of a block of Markdown, markup removed (a table row
   ``| Referral bonus | $100 |`` becomes ``Referral bonus: $100``);
@@ -16,6 +18,8 @@ import re
 from collections.abc import Iterable
 
 from skillrag.corpus import Article
+from skillrag.text import has_figure, plain, rule_of, table_rows, tool_names
+from skillrag.text import units as text_units
 from skillrag.wiki.page import LinkType
 
 __all__ = [
@@ -30,8 +34,6 @@ __all__ = [
     "units",
 ]
 
-_TOOL = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+_\d{3,}\b")
-_TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}")
 _PURPOSE = re.compile(
     r"\b(?:this (?:article|guide|page|section|manual|handbook|document|procedure|policy|program|account|card)"
     r"(?: is| explains| describes| covers| helps| lets| shows| sets out| says)|use this|is designed (?:for|to)|"
@@ -49,9 +51,6 @@ _EXCLUSION = re.compile(
 )
 _REDIRECT = re.compile(r"^for (?:questions about |help with |information (?:on|about) )?[^,;]{3,80}, "
                        r"(?:see|refer to|read|go to)\b", re.IGNORECASE)
-_AMOUNT = re.compile(r"[$€£%]|\d")
-_CONDITION = re.compile(r"\b(?:must|only|require[sd]?|at least|minimum|maximum|up to|within|eligible|qualif\w*|"
-                        r"if you|unless|per (?:day|month|year))\b", re.IGNORECASE)
 _HEADING_TYPES: tuple[tuple[LinkType, tuple[str, ...]], ...] = (
     (LinkType.escalation, ("escalat", "contact", "dispute", "complaint", "support code", "transfer to")),
     (LinkType.troubleshooting, ("troubleshoot", "common reason", "problem", "issue", "error", "resolve", "declin")),
@@ -73,37 +72,29 @@ def cut(text: str, n: int) -> str:
 
 
 def has_tool(text: str) -> bool:
-    """True when ``text`` names a tool (``open_bank_account_4821``)."""
-    return bool(_TOOL.search(text))
-
-
-def _plain(line: str) -> str:
-    line = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line.strip())
-    return re.sub(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", line).strip()
+    """True when ``text`` names a tool (``skillrag.text.tool_names``: backticked, called, named a tool,
+    or numbered like ``open_bank_account_4821``)."""
+    return bool(tool_names(text))
 
 
 def units(text: str) -> list[str]:
-    """Sentences, list items and table rows of a block of Markdown, markup removed; headings, rules
-    and fences dropped. A table row is ``cell: cell; cell`` (the header row is dropped)."""
+    """Sentences, list items and table rows of a block of Markdown (``skillrag.text.units``), markup
+    removed; headings, rules and code dropped. A table row is ``cell: cell; cell`` (the header row is
+    dropped)."""
+    rows = {r.start: r for r in table_rows(text)}
     out: list[str] = []
-    lines = text.splitlines()
-    for i, raw in enumerate(lines):
-        line = raw.strip()
-        if not line or line.startswith(("#", "```", "~~~")) or re.fullmatch(r"-{3,}|\*{3,}", line):
+    for u in text_units(text):
+        if u.kind == "header":
             continue
-        if line.startswith("|"):
-            if _TABLE_RULE.match(line):
-                continue
-            if i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1].strip()):
-                continue  # the header row
-            cells = [_plain(c) for c in line.strip("|").split("|")]
-            cells = [c for c in cells if c]
+        if u.kind == "row":
+            row = rows.get(u.start)
+            cells = [c for c in (plain(c.text) for c in row.cells) if c] if row else []
             if cells:
                 out.append(cells[0] + (": " + "; ".join(cells[1:]) if len(cells) > 1 else ""))
             continue
-        line = _plain(line)
+        line = plain(u.text)
         if line:
-            out.extend(s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", line) if s.strip())
+            out.append(line)
     return out
 
 
@@ -175,12 +166,12 @@ def summary_line(art: Article, max_chars: int = 160) -> str:
 
 def key_line(texts: Iterable[str], terms: set[str], stem: object, max_chars: int = 200) -> str:
     """The unit of ``texts`` that best answers an aspect given by stemmed ``terms``: it names a term,
-    an amount or number, a tool, a condition; shorter wins a tie. ``stem(word) -> stem``."""
+    a figure, a tool, a rule (``skillrag.text.rule_of``); shorter wins a tie. ``stem(word) -> stem``."""
     best, best_score = "", -1.0
     for pos, u in enumerate(u for t in texts for u in units(t)):
         words = {stem(w) for w in re.findall(r"[a-z0-9]+", u.lower())}  # type: ignore[operator]
-        score = 2.0 * bool(words & terms) + 2.0 * bool(_AMOUNT.search(u)) + 2.0 * has_tool(u) \
-            + 1.0 * bool(_CONDITION.search(u)) - (1.0 if len(u) > max_chars else 0.0) - 0.01 * pos
+        score = 2.0 * bool(words & terms) + 2.0 * has_figure(u) + 2.0 * has_tool(u) \
+            + 1.0 * (rule_of(u) is not None) - (1.0 if len(u) > max_chars else 0.0) - 0.01 * pos
         if len(u.split()) < 3:
             score -= 2.0
         if score > best_score:
