@@ -87,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared", type=Path, default=REPO.parent / "shared")
     ap.add_argument("--work", type=Path, default=REPO / "build" / "bench-result-size")
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "result_size.md")
+    ap.add_argument("--keep-layer", action="store_true",
+                    help="measure over the navigation layer already in --work/ws (e.g. an agent-written one) "
+                    "instead of building the extractive layer there")
     args = ap.parse_args(argv)
     data = args.shared / "data" / "tau2-banking"
     if not (data / "tasks_dev.json").is_file():
@@ -98,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     from skillrag.wiki import build_wiki
 
     print("building the layer and the indexes (vectors are reused when kept)…", file=sys.stderr)
-    build_wiki(ws, builder="extractive")
+    if not args.keep_layer:
+        build_wiki(ws, builder="extractive")
+    layer = "the navigation layer kept in the workspace" if args.keep_layer else "the extractive layer"
     build_index(ws, backend="wiki")  # the direct index too (fused order)
     tasks = json.loads((data / "tasks_dev.json").read_text(encoding="utf-8"))
     sets = {"contact reasons": [r.contact_reason for r in import_tau2(data / "tasks_dev.json")],
@@ -153,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# Result size of `retrieve` (τ²-bench banking dev tasks)",
         "",
-        (f"{len(tasks)} dev tasks over 698 articles and the extractive layer; skill cs-guidance (k = {cfg.k}, "
+        (f"{len(tasks)} dev tasks over 698 articles and {layer}; skill cs-guidance (k = {cfg.k}, "
          f"pages = {cfg.pages}, page_articles = {cfg.page_articles}, wiki backend, hybrid). UTF-8 bytes of one "
          f"`retrieve` result, median / largest. Produced by `benchmarks/result_size.py` on "
          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ({platform.machine()}, {os.cpu_count()} CPUs). "
