@@ -148,6 +148,20 @@ def test_run_out_path_that_is_a_folder_is_a_one_line_error(indexed, tmp_path, ca
     assert not list(tmp_path.glob("*.record.json")) and not any(target.iterdir())
 
 
+def test_run_out_over_an_existing_file_that_is_not_an_output_is_refused(indexed, tmp_path, capsys):
+    """Found by a new user: `run -o cases.jsonl` replaced the case file with an output, `-o docs/x.md` a
+    source article. An existing file is replaced only when it is an earlier output."""
+    cases = indexed.root / "cases.jsonl"
+    before = cases.read_bytes()
+    rc = main(["run", "-w", str(indexed.root), "--case-id", "case_lost", "-o", str(cases)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "exists and is not a saved output" in err
+    assert cases.read_bytes() == before and not list(indexed.root.glob("cases*.record.json"))
+    out = tmp_path / "c.json"
+    assert main(["run", "-w", str(indexed.root), "--case-id", "case_lost", "-o", str(out)]) == 0
+    assert main(["run", "-w", str(indexed.root), "--case-id", "case_lost", "-o", str(out)]) == 0  # an output: replaced
+
+
 @pytest.mark.parametrize("suffix", ["/", "/sub/"])
 def test_run_out_path_with_a_trailing_slash_names_a_folder_and_is_refused(indexed, tmp_path, capsys, suffix):
     # regression: `run -o newdir/` (missing folder) wrote a file named `newdir`

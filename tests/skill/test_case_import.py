@@ -161,3 +161,14 @@ def test_null_actions_import_as_no_actions(tmp_path):
     with pytest.raises(MalformedSourceError, match="record 0 \\(id 'a'\\): ground_truth.expected_actions: no value"):
         import_cases(p, _mapping(contact_reason={"path": "issue"},
                                  ground_truth={"expected_actions": {"path": "missing"}}))  # absent is still an error
+
+
+def test_an_import_never_writes_over_its_own_input(tmp_path, capsys):
+    """Found by a new user: `cases import d.jsonl -o d.jsonl` replaced the dialogues with the cases."""
+    src = tmp_path / "d.jsonl"
+    src.write_text(json.dumps({"id": "a1", "issue": "card lost"}) + "\n", encoding="utf-8")
+    before = src.read_bytes()
+    rc = main(["cases", "import", str(src), "-o", str(src), "--map", "case_id=id", "--map", "contact_reason=issue"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "is the file being imported" in err
+    assert src.read_bytes() == before

@@ -32,6 +32,11 @@ def test_export_layout_and_spec(ws, skill, tmp_path, cases_path):
     with pytest.raises(UserError, match="already exists"):
         export_skill(skill, tmp_path / "exp", workspace=ws.root)
     assert export_skill(skill, tmp_path / "exp", workspace=ws.root, overwrite=True) == out
+    # found by a new user: --force deleted a folder that was never an export, with their notes in it
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(UserError, match=r"is not an earlier export \(it holds notes.txt\)"):
+        export_skill(skill, tmp_path / "exp", workspace=ws.root, overwrite=True)
+    assert (out / "notes.txt").read_text() == "mine"
 
 
 def test_tools_md_states_the_backend_the_scripts_will_search(ws, skill, tmp_path):

@@ -111,6 +111,13 @@ def _read_json(path: Path, what: str) -> Any:
 
 
 # -- cases ---------------------------------------------------------------------------------------
+def _not_the_input(out: Path, source: Path) -> None:
+    """An import never writes over the file it reads (found by a new user: `-o` naming the input replaced
+    the dialogues with the cases made from them)."""
+    if out.exists() and source.exists() and out.resolve() == source.resolve():
+        raise UserError(f"{out}: is the file being imported; write the cases to another file")
+
+
 @cases_app.command("import-tau2")
 def cases_import_tau2(
     tasks: Annotated[Path, typer.Argument(help="tau2-bench task list, e.g. tasks_dev.json (any domain).")],
@@ -126,6 +133,7 @@ def cases_import_tau2(
     """Turn tau2-bench tasks into cases: the customer's situation for the agent, the simulator's directions
     and the expected actions, end state and documents kept as ground truth. Each case's as_of is the
     benchmark's clock (the date the task states), never today."""
+    _not_the_input(out, tasks)
     records = import_tau2(tasks, domain=domain, as_of=as_of)
     n = write_cases(out, records)
     if json_out:
@@ -159,6 +167,7 @@ def cases_import(
     """Turn any JSON/JSONL dialogue set into cases through a field mapping (format and examples: docs/cases.md)."""
     from skillrag.skill.case_import import import_cases, load_mapping, parse_maps
 
+    _not_the_input(out, file)
     overrides = parse_maps(list(map_ or []), list(lookup or []))
     if records is not None:
         overrides["records"] = records

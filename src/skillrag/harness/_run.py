@@ -90,14 +90,28 @@ def output_paths(ws: Workspace, case_id: str, out_path: str | Path | None = None
     """``(output, record)`` paths: ``runs/<case_id>/output.json`` and ``record.json`` beside it, or
     ``OUT.json`` and ``OUT.record.json`` for an explicit ``out_path`` (``record.json`` when the output is
     named ``output.json``). ``InvalidIdError`` if ``case_id`` is not a plain id (it names a folder),
-    ``UserError`` if ``out_path`` is an existing folder."""
+    ``UserError`` if ``out_path`` is an existing folder, or an existing file that is not a saved output."""
     if out_path is None:
         out = ws.runs_dir / check_id(case_id, "case") / "output.json"
         return out, run_record_path(out)
     out = Path(out_path)
     if out.is_dir():
         raise UserError(f"{out}: is a folder; --out takes the output file's path (e.g. {out / (case_id + '.json')})")
+    if out.is_file() and not _is_saved_output(out):
+        # found by a new user: `run -o cases.jsonl` replaced the case file, `-o docs/x.md` a source article
+        raise UserError(f"{out}: exists and is not a saved output (a JSON object with case_id and guidance); "
+                        "--out would overwrite it: give a new path")
     return out, run_record_path(out)
+
+
+def _is_saved_output(path: Path) -> bool:
+    """True when ``path`` holds an output a run wrote (a JSON object with ``case_id`` and ``guidance``): the
+    only kind of existing file ``--out`` may replace."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(data, dict) and "case_id" in data and "guidance" in data
 
 
 def case_path(record_path: Path) -> Path:

@@ -325,6 +325,23 @@ def skill_dest(dest: str | Path, name: str) -> Path:
     return dest if dest.name == name else dest / name
 
 
+#: What an export folder holds at its top level; ``--force`` replaces only a folder made of these.
+_EXPORT_ENTRIES = frozenset({"SKILL.md", "scripts", "references"})
+
+
+def _check_replaceable(out: Path) -> None:
+    """``UserError`` unless ``out`` is an earlier export (a folder of ``SKILL.md``, ``scripts/`` with its
+    ``config.json`` and ``references/``, nothing else): found by a new user, ``--force`` deleted a folder
+    that held their own notes."""
+    if not out.is_dir():
+        raise UserError(f"{out}: exists and is not a folder; pick another destination")
+    other = sorted(p.name for p in out.iterdir() if p.name not in _EXPORT_ENTRIES)
+    if other or not (out / "scripts" / "config.json").is_file():
+        held = f"it holds {', '.join(other[:3])}{' …' if len(other) > 3 else ''}" if other else "it has no scripts/config.json"
+        raise UserError(f"{out}: is not an earlier export ({held}); --force replaces only an export: "
+                        "remove it yourself or pick another folder")
+
+
 def write_skill_folder(out: Path, *, front: Mapping[str, Any], manual: str, scripts: Mapping[str, tuple[str, str]],
                        config: Mapping[str, Any], references: Mapping[str, str], overwrite: bool = False) -> Path:
     """Write an Agent Skills folder at ``out``: ``SKILL.md`` (``front`` as YAML front matter, then
@@ -332,10 +349,11 @@ def write_skill_folder(out: Path, *, front: Mapping[str, Any], manual: str, scri
     (skillrag sub-command, usage line)``), ``scripts/config.json`` (``config``: ``workspace``, ``python``,
     and ``prefix``/``suffix`` around the sub-command, default ``tool CMD --skill SKILL``), and
     ``references/NAME`` for each entry of ``references``. Raises ``UserError`` when ``out`` exists and
-    ``overwrite`` is false, or when the written folder fails ``check_skill_folder``."""
+    ``overwrite`` is false (or it is not an earlier export), or when the written folder fails ``check_skill_folder``."""
     if out.exists():
         if not overwrite:
             raise UserError(f"{out}: already exists (use --force to replace it)")
+        _check_replaceable(out)
         shutil.rmtree(out)
     (out / "scripts").mkdir(parents=True)
     (out / "references").mkdir()
