@@ -17,8 +17,14 @@ unit polls for the gate in short sleeps, so a SIGINT reaches the process at once
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
+
+# A process started from a non-interactive shell's background job inherits SIGINT as ignored, and Python
+# keeps it so: the test's Ctrl-C then did nothing and the test hung (seen under `nohup make test &`). The
+# test sends SIGINT as a terminal would, so the process handles it as one started from a terminal does.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _log(line: str) -> None:
