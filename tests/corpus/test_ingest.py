@@ -163,6 +163,18 @@ def test_duplicate_ids_across_files_are_rejected(ws, tmp_path):
         ingest(ws, [d])
 
 
+@pytest.mark.parametrize("name, text", [
+    ("list.json", json.dumps([{"id": "q", "title": "1", "content": "one one"}, {"id": "q", "title": "2", "content": "two"}])),
+    ("lines.jsonl", '{"id": "q", "title": "1", "content": "one one"}\n{"id": "q", "title": "2", "content": "two"}\n'),
+])
+def test_duplicate_ids_inside_one_file_are_rejected(ws, tmp_path, name, text):
+    """Found by a new user: one id twice in a JSON list or a JSONL file kept the last record silently."""
+    d = tmp_path / "docs"
+    write(d / name, text)
+    with pytest.raises(MalformedSourceError, match=r"duplicate id 'q' \(twice in this file\)"):
+        ingest(ws, [d])
+
+
 def test_empty_and_missing_inputs(ws, tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(EmptyInputError):

@@ -111,10 +111,14 @@ def _collect(
                     arts.append(a)
                     arts.extend(split_document(a, split_chars=settings.split_chars,
                                                split_headings=settings.split_headings))
+                seen: set[str] = set()
                 for a in arts:
                     if a.id in found:
                         prev = found[a.id][0].source_path
                         raise MalformedSourceError(f, f"duplicate id {a.id!r} (also in {prev})")
+                    if a.id in seen:  # found by a new user: a list with one id twice kept the last silently
+                        raise MalformedSourceError(f, f"duplicate id {a.id!r} (twice in this file)")
+                    seen.add(a.id)
             except Exception as exc:  # noqa: BLE001 - a loader or splitter bug never escapes as a traceback
                 if not isinstance(exc, MalformedSourceError):
                     exc = MalformedSourceError(f, f"could not be read ({type(exc).__name__}: {exc}); "
