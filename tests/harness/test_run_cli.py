@@ -172,3 +172,12 @@ def test_run_out_path_with_a_trailing_slash_names_a_folder_and_is_refused(indexe
     assert "names a folder; -o takes the output file's path" in err and "run-batch --out DIR" in err
     assert not (tmp_path / "newdir").exists() and not list(tmp_path.glob("newdir*"))
     assert not (indexed.runs_dir / "case_lost").exists()
+
+
+def test_a_model_without_the_llm_harness_is_refused(indexed, capsys):
+    """Found by a new user: `run --model openai:gpt-4.1` without `--harness llm` ran the extractive harness
+    and exited 0 with no model call."""
+    rc = main(["run", "-w", str(indexed.root), "--case-id", "case_lost", "--model", "openai:gpt-4.1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "needs --harness llm" in err
+    assert not (indexed.runs_dir / "case_lost").exists()

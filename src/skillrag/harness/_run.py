@@ -67,8 +67,11 @@ class _OneCase:
 def make_harness(ws: Workspace, name: str, model: Any = None, *, guided: bool | None = None) -> Harness:
     """The harness called ``name`` (see ``HARNESSES``). The ``llm`` harness takes ``model`` (an id or a
     pydantic-ai ``Model``), else the workspace's ``models.default`` (``UserError`` when there is none), and
-    ``guided`` (default: the workspace's ``harness.guided``)."""
+    ``guided`` (default: the workspace's ``harness.guided``). A ``model`` with the extractive harness is a
+    ``UserError`` (it calls none)."""
     if name == "extractive":
+        if model is not None:  # found by a new user: `run --model X` ran the extractive harness, 0 model calls
+            raise UserError(f"--model {model} needs --harness llm: the extractive harness calls no model")
         from skillrag.harness.extractive import ExtractiveHarness
 
         return ExtractiveHarness()
