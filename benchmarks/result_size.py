@@ -139,18 +139,16 @@ def main(argv: list[str] | None = None) -> int:
         hits = d["hits"]
         split = {"hits: previews": sum(tight({"preview": h["preview"]}) for h in hits),
                  "hits: ids and titles": sum(tight({"article_id": h["article_id"], "title": h["title"]}) for h in hits),
-                 "hits: page_ids": sum(tight({"page_ids": h["page_ids"]}) for h in hits),
+                 "hits: tools the article names": sum(tight({"tools": h["tools"]}) for h in hits if "tools" in h),
                  "hits: category and customer_type": sum(tight({"category": h["category"],
                                                                 "customer_type": h["customer_type"]}) for h in hits),
-                 "hits: relevance, ranks, section": sum(tight({k: h[k] for k in ("relevance", "bm25_rank",
-                                                                                 "dense_rank", "section")})
-                                                        for h in hits),
+                 "hits: relevance, section": sum(tight({k: h[k] for k in ("relevance", "section")}) for h in hits),
                  "pages": sum(tight(p) for p in d["pages"])}
         split["the rest (query, filters, budget, layout)"] = printed(d) - sum(split.values())
         for key, n in split.items():
             parts.setdefault(key, []).append(n)
     variants = []
-    for k, n in ((cfg.k, cfg.page_articles), (cfg.k, 4), (cfg.k, 0), (5, cfg.page_articles), (5, 4)):
+    for k, n in ((cfg.k, cfg.page_articles), (10, 8), (10, 5), (8, 8), (8, 3), (5, 5)):
         t = tools(k=k, page_articles=n)
         sizes = [printed(retrieve_json(t.retrieve(q))) for q in sets["contact reasons"]]
         variants.append((k, n, stats(sizes)))

@@ -96,17 +96,26 @@ def test_retrieve_filters_and_pages_over_the_wiki(tools):
     assert data["filters"] == {"id_prefixes": ["doc_cards_gold_"]} and data["case_id"] == "case_1"
     assert data["pages"][0]["page_id"] == "cards-gold"
     assert sorted(a["id"] for a in data["pages"][0]["articles"]) == ["doc_cards_gold_001", "doc_cards_gold_002"]
-    hit = data["hits"][0]
+    # compact hits: no ranks or page ids; ``tools`` only on a hit whose article names one
+    by_id = {h["article_id"]: h for h in data["hits"]}
+    assert set(by_id["doc_cards_gold_001"]) == {"article_id", "title", "relevance", "section", "preview",
+                                                "category", "customer_type"}
+    assert by_id["doc_cards_gold_002"]["tools"] == ["order_replacement_card_2231"]
+    # a page's article already shown as a hit carries no title; the cap and filters say so in short
+    assert all(set(a) == {"id"} for a in data["pages"][0]["articles"])
+    full = retrieve_json(tools.retrieve("card fee replacement", filters={"id_prefixes": ["doc_cards_gold_"]},
+                                        detail="pages"))
+    hit = next(h for h in full["hits"] if h["article_id"] == "doc_cards_gold_002")
     assert set(hit) == {"article_id", "title", "relevance", "bm25_rank", "dense_rank", "section", "preview",
-                        "page_ids", "category", "customer_type"}
+                        "page_ids", "category", "customer_type", "tools"}
     internal = tools.retrieve("card disputes credit", filters={"title_prefixes": ["internal:"]})
     assert [h.article_id for h in internal] == ["doc_cards_(general)_010"]
     page = tools.read_page("cards-gold")
     assert page.page.title and [a.id for a in page.page.articles] == ["doc_cards_gold_001", "doc_cards_gold_002"]
-    assert page.budget.queries_left == 2
+    assert page.budget.queries_left == 1
     with pytest.raises(UserError, match="no navigation page 'no-such-page'"):
         tools.read_page("no-such-page")
-    assert tools.budget().queries_left == 2
+    assert tools.budget().queries_left == 1
 
 
 def test_direct_backend_has_no_pages(wiki_ws, cases_path):

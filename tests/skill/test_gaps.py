@@ -201,3 +201,18 @@ def test_an_edited_version_matches_a_figure_against_the_step_the_why_was_written
     # the why names step 1 of version 0, which is step 2 of the edit: nothing to warn about
     assert [g for g in evidence_gaps({"guidance": v1, "snippets": [fee]}, body, basis=[v0])
             if g.kind == "unquoted_identifier"] == []
+
+
+def test_an_argument_an_article_read_names_is_not_a_tool_claim():
+    body = ("Call `file_dispute_7731(transaction_id, card_action)`: set card_action to 'freeze' for a lost "
+            "card. Use the refund_tool action for refunds.")
+    snip = {"source_article": "a", "source_title": "Referrals", "text": "set card_action to 'freeze' for a lost card",
+            "why": "step 1"}
+    guidance = ("1. Call file_dispute_7731 with transaction_id = the charge and card_action = freeze; then run "
+                "refund_tool; keep made_up_field empty.")
+    out = {"guidance": guidance, "snippets": [snip]}
+    flagged = [g.subject for g in evidence_gaps(out, {"a": body}, titles={"a": "Referrals"}, fetched=["a"])
+               if g.kind == "unquoted_identifier"]
+    # the tools still need a snippet (one by the numbered convention, one by use); the arguments the
+    # article writes do not; a name no article read writes is still flagged
+    assert sorted(flagged) == ["file_dispute_7731", "made_up_field", "refund_tool"]

@@ -160,10 +160,11 @@ def test_search_lists_only_pages_the_scope_may_see(ws, tmp_path):
     listed = set()
     for q in ("override code fee screen waive", "wire desk escalation extension", "retention code close card",
               "gold rewards card annual fee"):
-        res = t.retrieve(q)
-        data = retrieve_json(res)
-        assert OVERRIDE not in _text(data) and RETENTION not in _text(data) and WIRE not in _text(data), q
-        listed |= {p["page_id"] for p in data["pages"]} | {p for h in data["hits"] for p in h["page_ids"]}
+        for detail in (None, "pages"):  # compact hits carry no page_ids; --detail pages does
+            res = t.retrieve(q, detail=detail)
+            data = retrieve_json(res)
+            assert OVERRIDE not in _text(data) and RETENTION not in _text(data) and WIRE not in _text(data), q
+            listed |= {p["page_id"] for p in data["pages"]} | {p for h in data["hits"] for p in h.get("page_ids", ())}
         assert all(ArticleStore(ws).get(a["id"]).source_tag == "cards" for p in data["pages"] for a in p["articles"])
     assert "cards-gold" in listed and "staff-wire-desk" not in listed
     assert not any(p.startswith("research") for p in listed)

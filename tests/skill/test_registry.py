@@ -73,3 +73,32 @@ def test_bad_skills_give_clear_errors(ws, folder, skill_md, yaml_text, match):
 def test_unknown_skill(ws):
     with pytest.raises(SkillNotFound, match="no skill named 'nope'.*cs-guidance"):
         SkillRegistry(ws).get("nope")
+
+
+def test_an_untouched_copy_follows_the_package_and_an_edited_one_stays(tmp_path, monkeypatch):
+    """A workspace made by an older skillrag: its untouched copy of a built-in skill shows the manual the
+    package ships now (no manual out of step with the tools); an edited copy is the user's."""
+    import shutil
+
+    from skillrag.skill import install_builtin_skills
+    from skillrag.skill import registry as reg
+    from skillrag.workspace import Workspace
+
+    shipped = tmp_path / "shipped"
+    shutil.copytree(reg.builtin_skills_dir(), shipped, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(reg, "builtin_skills_dir", lambda: shipped)
+    ws = Workspace.init(tmp_path / "ws")
+    assert "cs-guidance" in install_builtin_skills(ws)
+    copy = ws.skills_dir / "cs-guidance"
+    assert (copy / reg.COPY_STAMP).is_file()
+    assert SkillRegistry(ws).get("cs-guidance").path == copy.resolve()  # the package has not changed
+    # an upgrade ships a new manual
+    md = shipped / "cs-guidance" / "SKILL.md"
+    md.write_text(md.read_text(encoding="utf-8") + "\nA rule added by the upgrade.\n", encoding="utf-8")
+    got = SkillRegistry(ws).get("cs-guidance")
+    assert "A rule added by the upgrade." in got.manual and not got.outdated
+    # the user edits their copy: it is theirs, and it says a newer one is shipped
+    (copy / "SKILL.md").write_text((copy / "SKILL.md").read_text(encoding="utf-8") + "\nOur own rule.\n",
+                                   encoding="utf-8")
+    got = SkillRegistry(ws).get("cs-guidance")
+    assert "Our own rule." in got.manual and "A rule added by the upgrade." not in got.manual and got.outdated

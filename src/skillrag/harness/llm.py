@@ -229,8 +229,9 @@ class LLMHarness:
             detail: str | None = None,
             page: str | None = None,
         ) -> dict[str, Any]:
-            """Search the knowledge base. Returns ranked hits (article_id, title, relevance 0-1, bm25_rank,
-            dense_rank, section, preview: the best-matching passage, category, customer_type) and, over the
+            """Search the knowledge base. Returns ranked hits (article_id, title, relevance 0-1, section,
+            preview: the start of the best-matching passage, category, customer_type, tools: the tool names
+            the article gives, when any; ranks and page_ids with detail='pages') and, over the
             wiki backend, ranked navigation pages, each with its best-matching articles (shown of; cut_by says
             what left the others out). Filters (lists): tags, title_prefix, title_contains, id_prefix, category,
             customer_type. detail='pages' gives every page whole. page=PAGE_ID reads one navigation page whole

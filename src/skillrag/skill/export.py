@@ -173,17 +173,19 @@ and deadlines against it. Reference answers are never returned.
 Returns `{{case_id, query, filters, detail, hits, pages, budget}}`, printed one hit and one page per
 line. `hits` (up to K, default {k}), best first: `article_id, title, relevance` (0-1: the hit's ranking
 score as a fraction of the first hit's, so the first is 1.0, a lower-ranked hit on a lower score is
-lower, and only hits whose scores tie share a value), `bm25_rank, dense_rank` (the article's rank
-under keyword and under meaning search; null = not ranked by that one), `section` and `preview` (the
-passage that matched best; for reading, not for quoting), `page_ids` (the best-ranked pages, at most
-3, that led to the article; wiki backend only), `category` and `customer_type` (the product family's
-category, e.g. `credit cards` or `business credit cards`, and `business` / `personal`; null when the
-corpus does not say: a general article).
+lower, and only hits whose scores tie share a value), `section` and `preview` (the start of the passage
+that matched best, cut at a word; for reading, not for quoting), `category` and `customer_type` (the
+product family's category, e.g. `credit cards` or `business credit cards`, and `business` / `personal`;
+null when the corpus does not say: a general article), and `tools` (only on a hit whose article gives
+any: the tool names its text writes, the customer's tools included). `--detail pages` adds to each hit
+`bm25_rank, dense_rank` (its rank under keyword and under meaning search; null = not ranked by that
+one), the whole preview and `page_ids` (the best-ranked pages, at most 3, that led to the article).
 `pages` (backend `wiki` only; up to {pages}), compact: `page_id, kind` (entity | aspect | topic)`, title,
 relevance, category, customer_type, articles[{{id, title}}], shown, of, cut_by`; `articles` holds at most
-{page_articles} of the page's articles, the ones that match the query best first, `of` is how many the
-page lists, and `cut_by` says what left the others out (`filter id_prefixes=… (1 of 8 pass)`, the
-`page_articles` cap); null when the list is the page's whole. `--detail pages` (same cost) gives every page
+{page_articles} of the page's articles, the ones that match the query best first (an article that is
+also a hit of the result comes without its title: the hit shows it), `of` is how many the page lists,
+and `cut_by` says what left the others out (`filter id_prefixes=… (1 of 8 pass)`,
+`page_articles={page_articles}`); null when the list is the page's whole. `--detail pages` (same cost) gives every page
 whole instead: its `intent` and every article passing the filters with its one-line `summary`. `query` is
 echoed cut at 200 characters (whole with `--detail pages`).
 Backend: {backend}; mode: {mode}.

@@ -31,6 +31,12 @@ Five kinds, each a ``Gap(kind, message, subject)``:
   (``case_text``: its notes, messages and field names, e.g. the customer's "$700", a competitor's
   "8%", a user id ``friend_user_5839``, the customer's "Cobalt Blue" account, ``as_of``) is never
   flagged, whatever the articles say.
+
+  **An argument is not a tool**: an identifier that is not a tool name (``skillrag.text.tool_names``,
+  the one rule, applied to the guidance and to the articles) and that an article the case read writes
+  (a tool's argument or field such as ``transaction_id`` or ``card_action``, a value such as
+  ``annual_fee_waived``) is documented where it was read and is not flagged: naming each argument of a
+  tool call (SKILL.md's hard-case method) never costs a snippet. A tool name still needs one.
 * ``unsupported_derived``: a ``derived`` entry lists a ``from`` item that no snippet contains and the
   case does not state (an item holding amounts is matched by value, "$200" is "$200.00"; any other by
   its text, normalised, any case). Subject ``derived[i]``.
@@ -64,7 +70,10 @@ from typing import Any
 
 from skillrag.skill.contract import normalize
 from skillrag.skill.links import guidance_steps, link_steps, split_guidance
-from skillrag.text import Analyzer, code_names, find_values
+from skillrag.text import IDENTIFIER_PATTERN, Analyzer, code_names, find_values, tool_names
+
+#: A bare snake_case identifier (an argument or value name), as opposed to other backticked code.
+_IDENT_ONLY = re.compile(IDENTIFIER_PATTERN)
 
 __all__ = ["GAP_KINDS", "Gap", "case_text", "evidence_gaps", "identifiers"]
 
@@ -221,10 +230,15 @@ def evidence_gaps(
 
     # 1. identifiers in the guidance that no snippet holds (and the case does not state)
     guide = normalize(guidance)
+    read = [normalize(b) for b in bodies.values()]
+    tools = {t.casefold() for t in tool_names(guide)} | {t.casefold() for b in read for t in tool_names(b)}
+    documented = "\n".join(read).casefold()
     for tool in sorted(code_names(guide)):
         cf = tool.casefold()
         if cf in quoted_cf or cf in facts.tools or any(cf in i for i in ids):
             continue
+        if cf not in tools and _IDENT_ONLY.fullmatch(tool) and re.search(rf"(?<![\w]){re.escape(cf)}(?![\w])", documented):
+            continue  # an argument or value an article read writes: not a tool claim (module doc)
         gaps.append(Gap("unquoted_identifier", f"the guidance names `{tool}` but no snippet contains it: quote "
                         "the passage that states it, or check the name", tool))
     steps = guidance_steps(split_guidance(guidance))

@@ -4,6 +4,12 @@ A workspace's ``skills/`` folder may hold several skills. The skills shipped wit
 (``skillrag/skills_builtin/*``) are also visible to a registry when the workspace has no folder
 of the same name; ``install_builtin_skills`` copies them into the workspace to edit them.
 
+A copy remembers what it was copied from (``.builtin.json``: the files' SHA-256 digest at copy time,
+``COPY_STAMP``). A copy nobody edited (its files still hash to that digest) follows the package: when
+the shipped skill has changed since (an upgrade), the registry loads the shipped one, so a workspace made
+by an older skillrag never shows a manual out of step with its tools. An edited copy is the user's and is
+loaded as it is (``Skill.outdated`` says the package ships a newer one; ``skill install --force`` takes it).
+
 A skill may carry a ``references/`` bundle of curated Markdown notes; ``ingest_references`` stores
 them as that skill's reference notes (``corpus.ingest(..., skill=NAME)``): ranked by retrieval
 alongside the corpus, visible to that skill only, and cited with the ``url`` of their front matter.
@@ -11,6 +17,7 @@ alongside the corpus, visible to that skill only, and cited with the ``url`` of 
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass, field
 from importlib import resources
@@ -22,8 +29,8 @@ from skillrag.skill.config import SkillConfig, load_skill_config
 from skillrag.skill.spec import check_front_matter, read_skill_md
 from skillrag.workspace import Workspace
 
-__all__ = ["Skill", "SkillRegistry", "builtin_skills_dir", "ingest_references", "install_builtin_skills", "load_skill",
-           "render_manual"]
+__all__ = ["COPY_STAMP", "Skill", "SkillRegistry", "builtin_skills_dir", "ingest_references", "install_builtin_skills", "load_skill",
+           "render_manual", "skill_digest"]
 
 #: Placeholders a SKILL.md may use (``${max_queries}``); ``render_manual`` fills them in.
 MANUAL_FIELDS = ("max_queries", "max_fetches", "max_saves", "max_save_retries", "max_snippets", "k", "pages",
@@ -42,6 +49,33 @@ class Skill:
     path: Path
     front_matter: dict[str, Any] = field(default_factory=dict)
     builtin: bool = False
+    outdated: bool = False
+
+
+#: The file in a workspace copy of a built-in skill that records the digest it was copied with.
+COPY_STAMP = ".builtin.json"
+
+
+def skill_digest(folder: Path) -> str:
+    """SHA-256 (hex) over a skill folder's files (relative path and bytes, sorted; caches and
+    ``COPY_STAMP`` left out): what tells an edited copy from an untouched one."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for f in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = f.relative_to(folder).as_posix()
+        if rel == COPY_STAMP or "__pycache__" in rel or rel.endswith(".pyc"):
+            continue
+        h.update(rel.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _copied_digest(folder: Path) -> str | None:
+    """The digest ``COPY_STAMP`` records for a copy of a built-in skill (None: not a recorded copy)."""
+    try:
+        return str(json.loads((folder / COPY_STAMP).read_text(encoding="utf-8"))["sha256"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def render_manual(skill: Skill, limits: Any) -> str:
@@ -100,16 +134,25 @@ class SkillRegistry:
 
     def _folders(self) -> dict[str, tuple[Path, bool]]:
         found: dict[str, tuple[Path, bool]] = {}
+        shipped: dict[str, Path] = {}
+        base = builtin_skills_dir()
+        if base.is_dir():
+            shipped = {d.name: d for d in sorted(base.iterdir()) if (d / "SKILL.md").is_file()}
         if self.include_builtin:
-            base = builtin_skills_dir()
-            if base.is_dir():
-                for d in sorted(base.iterdir()):
-                    if (d / "SKILL.md").is_file():
-                        found[d.name] = (d, True)
+            found.update({name: (d, True) for name, d in shipped.items()})
+        self._outdated: set[str] = set()
         if self.workspace.skills_dir.is_dir():
             for d in sorted(self.workspace.skills_dir.iterdir()):
-                if d.is_dir() and not d.name.startswith("."):
-                    found[d.name] = (d, False)
+                if not d.is_dir() or d.name.startswith("."):
+                    continue
+                found[d.name] = (d, False)
+                copied = _copied_digest(d)
+                if copied is None or d.name not in shipped or skill_digest(shipped[d.name]) == copied:
+                    continue  # the user's own skill, or a copy of the skill as shipped now
+                if skill_digest(d) == copied:
+                    found[d.name] = (shipped[d.name], True)  # an untouched copy follows the package
+                else:
+                    self._outdated.add(d.name)  # an edited copy stays the user's
         return dict(sorted(found.items()))
 
     def names(self) -> list[str]:
@@ -122,7 +165,12 @@ class SkillRegistry:
             have = ", ".join(folders) or "none"
             raise SkillNotFound(f"no skill named {name!r} (skills: {have})")
         path, builtin = folders[name]
-        return load_skill(path, builtin=builtin)
+        skill = load_skill(path, builtin=builtin)
+        if name in self._outdated:
+            from dataclasses import replace
+
+            skill = replace(skill, outdated=True)
+        return skill
 
     def list(self) -> list[Skill]:
         out = []
@@ -161,8 +209,8 @@ def ingest_references(ws: Workspace, skill: Skill, *, on_file: Any = None) -> An
 
 
 def install_builtin_skills(ws: Workspace, *, overwrite: bool = False) -> list[str]:
-    """Copy the built-in skills into ``ws.skills_dir``; an existing folder is kept unless
-    ``overwrite``. Returns the names copied."""
+    """Copy the built-in skills into ``ws.skills_dir``, each with its ``COPY_STAMP`` (see module doc);
+    an existing folder is kept unless ``overwrite``. Returns the names copied."""
     copied: list[str] = []
     base = builtin_skills_dir()
     ws.skills_dir.mkdir(parents=True, exist_ok=True)
@@ -175,5 +223,7 @@ def install_builtin_skills(ws: Workspace, *, overwrite: bool = False) -> list[st
                 continue
             shutil.rmtree(dest)
         shutil.copytree(d, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        (dest / COPY_STAMP).write_text(json.dumps({"skill": d.name, "sha256": skill_digest(d)}) + "\n",
+                                       encoding="utf-8")
         copied.append(d.name)
     return copied

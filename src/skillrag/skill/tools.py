@@ -43,6 +43,7 @@ from skillrag.skill.cases import Case, CaseFile
 from skillrag.skill.contract import ContractLimits, locate_all, validate_output, verify_audit
 from skillrag.skill.gaps import Gap, case_text, evidence_gaps
 from skillrag.skill.registry import Skill
+from skillrag.text import tool_names
 from skillrag.workspace import Workspace, atomic_write_text
 from skillrag.workspace.config import MAX_K
 
@@ -278,11 +279,12 @@ class RetrieveResult(list):  # type: ignore[type-arg]
     first, which also carries the ranked navigation ``pages`` (``PageHit``; ``wiki`` backend only), the
     ``query``, the ``filters`` applied, the case's ``budget`` after the call, and how its JSON shows the
     pages (``skillrag.skill.views.retrieve_json``): ``detail`` (None = compact, ``"pages"`` = whole) and
-    ``page_articles`` (the most articles a compact page lists; None = all)."""
+    ``page_articles`` (the most articles a compact page lists; None = all). ``tools``: article id → the
+    tool names its body writes (``skillrag.text.tool_names``), for the hits whose article names any."""
 
     def __init__(self, hits: list[Any], *, query: str, pages: list[Any] | None = None,
                  filters: Any = None, budget: BudgetState | None = None, detail: str | None = None,
-                 page_articles: int | None = None) -> None:
+                 page_articles: int | None = None, tools: Mapping[str, tuple[str, ...]] | None = None) -> None:
         super().__init__(hits)
         self.query = query
         self.pages = list(pages or [])
@@ -290,6 +292,7 @@ class RetrieveResult(list):  # type: ignore[type-arg]
         self.budget = budget
         self.detail = detail
         self.page_articles = page_articles
+        self.tools = dict(tools or {})
 
 
 @dataclass(frozen=True)
@@ -594,11 +597,20 @@ class SkillTools:
 
             (hits, found), after = self._charged("query", "retrieve", query, state, search)
             return RetrieveResult(hits, query=query, pages=found, filters=flt, budget=after, detail=detail,
-                                  page_articles=self.skill.config.page_articles)
+                                  page_articles=self.skill.config.page_articles, tools=self._tools_named(hits))
 
         args = ({"query": query, "k": kk} | self._filter_args(filters) | ({"detail": detail} if detail else {})
                 | ({"case_id": case_id} if case_id else {}))
         return self._timed("retrieve", args, run, lambda: _case_of(state_box, case_id))
+
+    def _tools_named(self, hits: list[Any]) -> dict[str, tuple[str, ...]]:
+        """Article id → the tool names its body writes (``skillrag.text.tool_names``: the one rule), for
+        the hits whose article names any: an agent sees which articles give a tool, the customer's
+        included, before spending a fetch on them."""
+        ids = [str(h.article_id) for h in hits]
+        arts = self.articles.get_many(ids)
+        named = {i: tool_names(arts[i].body) for i in ids if i in arts}
+        return {i: t for i, t in named.items() if t}
 
     def read_page(self, page_id: str, *, case_id: str | None = None) -> PageRead:
         """One navigation page whole (``retrieve --page``): what it solves, its procedure with typed

@@ -43,7 +43,8 @@ from skillrag.errors import ContractViolation
 from skillrag.skill.budget import BudgetState
 from skillrag.skill.cases import Case
 
-__all__ = ["BODY_RULE", "DETAILS", "article_json", "article_text", "budget_json", "case_json", "page_brief",
+__all__ = ["BODY_RULE", "BRIEF_PREVIEW_CHARS", "DETAILS", "article_json", "article_text", "budget_json", "case_json",
+           "hit_brief", "hit_full", "page_brief",
            "page_detail", "page_json", "rejection_json", "retrieve_json", "retrieve_text", "save_json",
            "status_json"]
 
@@ -71,12 +72,55 @@ def page_detail(page: Any) -> dict[str, Any]:
     return page.to_dict()
 
 
-def page_brief(page: Any, limit: int) -> dict[str, Any]:
-    """A ranked page in the compact result: ``page_id, kind, title, relevance, category, customer_type``,
-    its first ``limit`` articles (``PageHit.articles`` come best-matching first) as ``{id, title}``,
-    ``shown``, ``of`` (the articles the page lists) and ``cut_by``: what left the rest out, in words (a
-    filter, with how many passed it; the ``page_articles`` cap, with where to see them all), null when
-    the list is the page's whole."""
+#: The longest preview of a hit in the compact result, in characters (cut at a word, ``…`` added); the
+#: whole preview (``skillrag.search`` ``PREVIEW_CHARS``) comes with ``detail="pages"``. Chosen from the
+#: result-size benchmark (benchmarks/results/result_size.md).
+BRIEF_PREVIEW_CHARS = 160
+
+
+def _cut_words(text: str, limit: int) -> str:
+    """``text`` cut at the last word boundary before ``limit`` characters, ``…`` added when cut."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit // 2 else head).rstrip(" ,;:") + "…"
+
+
+def hit_brief(hit: Any, tools: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A hit in the compact result: ``article_id, title, relevance`` (two decimals), ``section``,
+    ``preview`` (cut at ``BRIEF_PREVIEW_CHARS``), ``category``, ``customer_type`` and, when the article
+    names any, ``tools`` (the tool names its body writes). Ranks and ``page_ids`` come with
+    ``detail="pages"`` (``hit_full``)."""
+    out = {"article_id": hit.article_id, "title": getattr(hit, "title", ""),
+           "relevance": round(float(getattr(hit, "relevance", 1.0)), 2), "section": getattr(hit, "section", ""),
+           "preview": _cut_words(str(getattr(hit, "preview", "")), BRIEF_PREVIEW_CHARS),
+           "category": getattr(hit, "category", "") or None,
+           "customer_type": getattr(hit, "customer_type", "") or None}
+    if tools:
+        out["tools"] = list(tools)
+    return out
+
+
+def hit_full(hit: Any, tools: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A hit with everything (``detail="pages"``): ``hit_to_dict`` (ranks, whole preview, ``page_ids``)
+    and, when the article names any, ``tools``."""
+    from skillrag.skill.tools import hit_to_dict
+
+    out = hit_to_dict(hit)
+    if tools:
+        out["tools"] = list(tools)
+    return out
+
+
+def page_brief(page: Any, limit: int, hit_ids: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A ranked page in the compact result: ``page_id, kind, title, relevance, category, customer_type``, its first
+    ``limit`` articles (``PageHit.articles`` come best-matching first) as ``{id, title}`` (``title`` left
+    out for an article among ``hit_ids``, the result's hits, which show it), ``shown``, ``of`` (the
+    articles the page lists) and ``cut_by``: what left the rest out (a filter, with how many passed it:
+    ``"filter id_prefixes=doc_x_ (2 of 8 pass)"``; the cap: ``"page_articles=5"``; both joined by ``"; "``;
+    null when the list is the page's whole). Every article of a page: ``retrieve --page PAGE_ID`` or
+    ``detail="pages"``."""
     arts = list(page.articles)
     listed = max(int(getattr(page, "listed", 0) or 0), len(arts))
     kept = arts[:max(0, limit)]
@@ -84,22 +128,20 @@ def page_brief(page: Any, limit: int) -> dict[str, Any]:
     if getattr(page, "cut_by", ""):
         cut.append(f"filter {page.cut_by} ({len(arts)} of {listed} pass)")
     if len(kept) < len(arts):
-        among = f"of those {len(arts)}" if cut else f"of {len(arts)}"
-        cut.append(f"page_articles={limit}: the {len(kept)} best-matching {among} shown (all of them: "
-                   f"--detail pages, or --page {page.page_id})")
+        cut.append(f"page_articles={limit}")
     return {"page_id": page.page_id, "kind": page.kind, "title": page.title, "relevance": page.relevance,
             "category": getattr(page, "category", "") or None,
             "customer_type": getattr(page, "customer_type", "") or None,
-            "articles": [{"id": a.id, "title": a.title} for a in kept], "shown": len(kept), "of": listed,
-            "cut_by": "; ".join(cut) or None}
+            "articles": [{"id": a.id} if a.id in hit_ids else {"id": a.id, "title": a.title} for a in kept],
+            "shown": len(kept), "of": listed, "cut_by": "; ".join(cut) or None}
 
 
 def retrieve_json(result: Any) -> dict[str, Any]:
-    """``retrieve``'s result (a ``RetrieveResult``): compact pages (``page_brief``, at most its
-    ``page_articles`` articles each) and the query echoed as the tool log keeps it (cut at 200
-    characters, its length noted: a whole case sent as a query is not printed back) unless its ``detail``
-    is ``"pages"`` (``page_detail``, the query whole)."""
-    from skillrag.skill.tools import hit_to_dict, summarize_args
+    """``retrieve``'s result (a ``RetrieveResult``). Compact by default: hits as ``hit_brief``, pages as
+    ``page_brief`` (at most its ``page_articles`` articles each) and the query echoed as the tool log
+    keeps it (cut at 200 characters, its length noted: a whole case sent as a query is not printed back).
+    ``detail="pages"``: hits as ``hit_full``, pages whole (``page_detail``) and the query whole."""
+    from skillrag.skill.tools import summarize_args
 
     budget = getattr(result, "budget", None)
     filters = getattr(result, "filters", None)
@@ -107,13 +149,16 @@ def retrieve_json(result: Any) -> dict[str, Any]:
     limit = getattr(result, "page_articles", None)
     pages = getattr(result, "pages", [])
     query = getattr(result, "query", "")
+    tools = getattr(result, "tools", {}) or {}
+    whole = detail == "pages" or limit is None
+    hit_ids = frozenset(h.article_id for h in result)
     return {
         "case_id": budget.case_id if budget is not None else None,
-        "query": query if detail == "pages" or limit is None else summarize_args(query),
+        "query": query if whole else summarize_args(query),
         "filters": filters.describe() if filters is not None else {},
         "detail": detail,
-        "hits": [hit_to_dict(h) for h in result],
-        "pages": [page_detail(p) if detail == "pages" or limit is None else page_brief(p, limit) for p in pages],
+        "hits": [(hit_full if whole else hit_brief)(h, tuple(tools.get(h.article_id, ()))) for h in result],
+        "pages": [page_detail(p) if whole else page_brief(p, limit, hit_ids) for p in pages],
         "budget": budget_json(budget),
     }
 
