@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         for key, n in split.items():
             parts.setdefault(key, []).append(n)
     variants = []
-    for k, n in ((cfg.k, cfg.page_articles), (10, 8), (10, 5), (8, 8), (8, 3), (5, 5)):
+    for k, n in ((cfg.k, cfg.page_articles), (10, 8), (10, 4), (8, 4), (7, 8), (5, 4)):
         t = tools(k=k, page_articles=n)
         sizes = [printed(retrieve_json(t.retrieve(q))) for q in sets["contact reasons"]]
         variants.append((k, n, stats(sizes)))

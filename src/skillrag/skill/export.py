@@ -176,7 +176,8 @@ score as a fraction of the first hit's, so the first is 1.0, a lower-ranked hit 
 lower, and only hits whose scores tie share a value), `section` and `preview` (the start of the passage
 that matched best, cut at a word; for reading, not for quoting), `category` and `customer_type` (the
 product family's category, e.g. `credit cards` or `business credit cards`, and `business` / `personal`;
-null when the corpus does not say: a general article), and `tools` (only on a hit whose article gives
+left out when the corpus does not say: a general article; `section` is left out when the passage sits
+under no heading), and `tools` (only on a hit whose article gives
 any: the tool names its text writes, the customer's tools included). `--detail pages` adds to each hit
 `bm25_rank, dense_rank` (its rank under keyword and under meaning search; null = not ranked by that
 one), the whole preview and `page_ids` (the best-ranked pages, at most 3, that led to the article).

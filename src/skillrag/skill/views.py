@@ -75,7 +75,7 @@ def page_detail(page: Any) -> dict[str, Any]:
 #: The longest preview of a hit in the compact result, in characters (cut at a word, ``…`` added); the
 #: whole preview (``skillrag.search`` ``PREVIEW_CHARS``) comes with ``detail="pages"``. Chosen from the
 #: result-size benchmark (benchmarks/results/result_size.md).
-BRIEF_PREVIEW_CHARS = 160
+BRIEF_PREVIEW_CHARS = 100
 
 
 def _cut_words(text: str, limit: int) -> str:
@@ -88,15 +88,19 @@ def _cut_words(text: str, limit: int) -> str:
 
 
 def hit_brief(hit: Any, tools: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A hit in the compact result: ``article_id, title, relevance`` (two decimals), ``section``,
-    ``preview`` (cut at ``BRIEF_PREVIEW_CHARS``), ``category``, ``customer_type`` and, when the article
-    names any, ``tools`` (the tool names its body writes). Ranks and ``page_ids`` come with
-    ``detail="pages"`` (``hit_full``)."""
-    out = {"article_id": hit.article_id, "title": getattr(hit, "title", ""),
-           "relevance": round(float(getattr(hit, "relevance", 1.0)), 2), "section": getattr(hit, "section", ""),
-           "preview": _cut_words(str(getattr(hit, "preview", "")), BRIEF_PREVIEW_CHARS),
-           "category": getattr(hit, "category", "") or None,
-           "customer_type": getattr(hit, "customer_type", "") or None}
+    """A hit in the compact result: ``article_id, title, relevance``, ``section`` (left out when the
+    passage sits under no heading), ``preview`` (cut at ``BRIEF_PREVIEW_CHARS``), ``category`` and
+    ``customer_type`` (each left out when unknown: a general article) and, when the article names any,
+    ``tools`` (the tool names its body writes). Ranks and ``page_ids`` come with ``detail="pages"``
+    (``hit_full``)."""
+    out: dict[str, Any] = {"article_id": hit.article_id, "title": getattr(hit, "title", ""),
+                           "relevance": float(getattr(hit, "relevance", 1.0))}
+    if getattr(hit, "section", ""):
+        out["section"] = hit.section
+    out["preview"] = _cut_words(str(getattr(hit, "preview", "")), BRIEF_PREVIEW_CHARS)
+    for key in ("category", "customer_type"):
+        if getattr(hit, key, ""):
+            out[key] = getattr(hit, key)
     if tools:
         out["tools"] = list(tools)
     return out
@@ -165,7 +169,7 @@ def retrieve_json(result: Any) -> dict[str, Any]:
 
 def retrieve_text(data: dict[str, Any]) -> str:
     """``retrieve``'s JSON (``retrieve_json``) as the command line prints it: the same object, one field
-    per line and each hit and each page on a line of its own (no indentation inside them), so a shell
+    per line and each hit and each page on a line of its own (no indentation or spaces inside them), so a shell
     reads one result per line and the text stays small (docs/architecture.md: the result-size benchmark)."""
     lines = ["{"]
     items = list(data.items())
@@ -173,7 +177,7 @@ def retrieve_text(data: dict[str, Any]) -> str:
         comma = "," if n < len(items) - 1 else ""
         if isinstance(value, list) and value:
             lines.append(f"  {json.dumps(key)}: [")
-            lines += [f"    {json.dumps(v, ensure_ascii=False)}{',' if m < len(value) - 1 else ''}"
+            lines += [f"    {json.dumps(v, ensure_ascii=False, separators=(',', ':'))}{',' if m < len(value) - 1 else ''}"
                       for m, v in enumerate(value)]
             lines.append(f"  ]{comma}")
         else:
