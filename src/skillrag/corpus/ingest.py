@@ -27,7 +27,7 @@ from skillrag.corpus.loaders._common import binary_reason
 from skillrag.corpus.model import ID_PATTERN, SourceArticle, content_hash
 from skillrag.corpus.sections import parse_sections
 from skillrag.corpus.split import split_document
-from skillrag.corpus.store import ensure_schema, reference_tag
+from skillrag.corpus.store import SCHEMA, reference_tag
 from skillrag.errors import EmptyInputError, MalformedSourceError, MalformedSourcesError
 from skillrag.workspace import Workspace
 from skillrag.workspace.config import CorpusSettings
@@ -200,8 +200,7 @@ def ingest(
     if not found and not report.rejected:
         raise EmptyInputError(f"no readable source files in {', '.join(map(str, paths))} (.json .jsonl .md .txt .html)")
     roots = {str(p.resolve()) for p in paths}
-    with workspace.connect() as conn:
-        ensure_schema(conn)
+    with workspace.connect(SCHEMA) as conn:
         with conn:  # one transaction: all or nothing
             conn.execute("UPDATE articles SET changed = 0 WHERE changed = 1")
             stored = {
