@@ -60,9 +60,8 @@ def test_a_failing_migration_rolls_every_step_back(tmp_path):
     with connect(db):
         pass
     bad = Schema("notes", ("CREATE TABLE notes (id INTEGER PRIMARY KEY);", "ALTER TABLE nowhere ADD COLUMN x TEXT;"))
-    with pytest.raises(WorkspaceError, match="no such table: nowhere"):
-        with connect(db, bad):
-            pass
+    with pytest.raises(WorkspaceError, match="no such table: nowhere"), connect(db, bad):
+        pass
     assert "notes" not in _tables(db)  # step 1 was rolled back with step 2
     with connect(db) as conn:
         assert versions(conn) == {}
@@ -73,9 +72,8 @@ def test_a_file_from_a_newer_skillrag_is_refused_in_one_line_and_left_as_found(t
     notes = Schema("notes", ("CREATE TABLE notes (id INTEGER PRIMARY KEY);",))
     with connect(db, notes) as conn, conn:
         conn.execute("UPDATE schema_versions SET version = 3 WHERE name = 'notes'")
-    with pytest.raises(WorkspaceError) as err:
-        with connect(db, notes):
-            pass
+    with pytest.raises(WorkspaceError) as err, connect(db, notes):
+        pass
     msg = str(err.value)
     assert "built by a newer skillrag" in msg and "'notes' at version 3" in msg and "knows up to 1" in msg
     assert "\n" not in msg
@@ -84,9 +82,9 @@ def test_a_file_from_a_newer_skillrag_is_refused_in_one_line_and_left_as_found(t
 
     with sqlite3.connect(db) as conn:
         conn.execute(f"PRAGMA user_version = {FORMAT + 1}")
-    with pytest.raises(WorkspaceError, match=rf"built by a newer skillrag \(store format {FORMAT + 1};"):
-        with connect(db):  # the format is checked on every open, whatever tables are asked for
-            pass
+    newer = rf"built by a newer skillrag \(store format {FORMAT + 1};"
+    with pytest.raises(WorkspaceError, match=newer), connect(db):  # checked on every open, whatever tables
+        pass
     assert _user_version(db) == FORMAT + 1
 
 
