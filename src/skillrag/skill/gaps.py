@@ -317,7 +317,8 @@ def _derived(output: Mapping[str, Any], held: list[set[str]], quoted_cf: str,
         value = str(d.get("value") or "")
         stated |= set(_amounts(normalize(value)))
         missing: list[str] = []
-        for item in d.get("from") if isinstance(d.get("from"), list) else []:
+        sources = d.get("from")
+        for item in sources if isinstance(sources, list) else []:
             text = normalize(str(item))
             keys = set(_amounts(text))
             if keys:

@@ -37,11 +37,15 @@ saves_used}`` of the case's session (``skillrag.skill.budget``), counted after t
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillrag.errors import ContractViolation
 from skillrag.skill.budget import BudgetState
 from skillrag.skill.cases import Case
+
+if TYPE_CHECKING:  # the result types live with the tools, which import this module
+    from skillrag.search import PageHit
+    from skillrag.skill.tools import ArticleView, PageRead, RetrieveResult, SavedOutput, SaveStatus
 
 __all__ = ["BODY_RULE", "DETAILS", "article_json", "article_text", "budget_json", "case_json", "page_brief",
            "page_detail", "page_json", "rejection_json", "retrieve_json", "retrieve_text", "save_json",
@@ -65,13 +69,13 @@ def case_json(case: Case, budget: BudgetState | None) -> dict[str, Any]:
     return {**case.model_dump(mode="json"), "budget": budget_json(budget)}
 
 
-def page_detail(page: Any) -> dict[str, Any]:
+def page_detail(page: PageHit) -> dict[str, Any]:
     """A ranked page whole (``PageHit.to_dict``): intent, every article passing the filters with its
     summary, ``shown`` / ``of`` and ``cut_by`` (the filter that cut the list, else null)."""
     return page.to_dict()
 
 
-def page_brief(page: Any, limit: int) -> dict[str, Any]:
+def page_brief(page: PageHit, limit: int) -> dict[str, Any]:
     """A ranked page in the compact result: ``page_id, kind, title, relevance, category, customer_type``,
     its first ``limit`` articles (``PageHit.articles`` come best-matching first) as ``{id, title}``,
     ``shown``, ``of`` (the articles the page lists) and ``cut_by``: what left the rest out, in words (a
@@ -94,7 +98,7 @@ def page_brief(page: Any, limit: int) -> dict[str, Any]:
             "cut_by": "; ".join(cut) or None}
 
 
-def retrieve_json(result: Any) -> dict[str, Any]:
+def retrieve_json(result: RetrieveResult) -> dict[str, Any]:
     """``retrieve``'s result (a ``RetrieveResult``): compact pages (``page_brief``, at most its
     ``page_articles`` articles each) and the query echoed as the tool log keeps it (cut at 200
     characters, its length noted: a whole case sent as a query is not printed back) unless its ``detail``
@@ -136,13 +140,13 @@ def retrieve_text(data: dict[str, Any]) -> str:
     return "\n".join(lines + ["}"]) + "\n"
 
 
-def page_json(read: Any) -> dict[str, Any]:
+def page_json(read: PageRead) -> dict[str, Any]:
     """``retrieve --page``'s result (a ``PageRead``)."""
     return {"case_id": read.budget.case_id if read.budget is not None else None, "page": read.page.to_dict(),
             "budget": budget_json(read.budget)}
 
 
-def article_json(view: Any) -> dict[str, Any]:
+def article_json(view: ArticleView) -> dict[str, Any]:
     """``get_article --json``'s result (an ``ArticleView``)."""
     return {
         "id": view.id,
@@ -159,7 +163,7 @@ def article_json(view: Any) -> dict[str, Any]:
     }
 
 
-def article_text(view: Any) -> str:
+def article_text(view: ArticleView) -> str:
     """``get_article``'s text: a header (id, title, parent, heading path, part, sections, budget),
     ``BODY_RULE``, then the text read exactly as stored."""
     lines = [f"id: {view.id}", f"title: {view.title}"]
@@ -191,7 +195,7 @@ def article_text(view: Any) -> str:
     return "\n".join(lines) + "\n" + BODY_RULE + "\n" + text
 
 
-def save_json(saved: Any) -> dict[str, Any]:
+def save_json(saved: SavedOutput) -> dict[str, Any]:
     """``save_output``'s result (a ``SavedOutput``)."""
     return {
         "accepted": True,
@@ -213,7 +217,7 @@ def rejection_json(exc: ContractViolation, case_id: Any, *, check: bool) -> dict
             "reasons": list(exc.reasons)}
 
 
-def status_json(status: Any) -> dict[str, Any]:
+def status_json(status: SaveStatus) -> dict[str, Any]:
     """``save_output --status``'s result (a ``SaveStatus``): the last save attempt as it was reported,
     the number of attempts, and the budget now."""
     return {"case_id": status.case_id, "last_save": status.last, "save_attempts": status.attempts,

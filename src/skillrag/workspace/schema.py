@@ -102,7 +102,7 @@ def open_connection(path: Path, *, autocommit: bool = False, check_same_thread: 
             "or delete it and run `skillrag ingest` again"
         )
     conn = sqlite3.connect(path, timeout=30.0, check_same_thread=check_same_thread,
-                           isolation_level=None if autocommit else "")
+                           isolation_level=None if autocommit else "DEFERRED")
     try:
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA journal_mode=WAL")
