@@ -138,10 +138,11 @@ def versions(conn: sqlite3.Connection) -> dict[str, int]:
 
 def migrate(conn: sqlite3.Connection, path: Path, schemas: Sequence[Schema]) -> None:
     """Bring the file of ``conn`` to ``FORMAT`` and each of ``schemas`` to its version (module doc).
-    A no-op read of two small values when everything is current."""
+    When everything is current this only reads: ``user_version``, plus ``schema_versions`` when
+    ``schemas`` are named."""
     fmt = int(conn.execute("PRAGMA user_version").fetchone()[0])
     _check_format(path, fmt)
-    have = versions(conn) if fmt == FORMAT else {}
+    have = versions(conn) if fmt == FORMAT and schemas else {}
     for s in schemas:
         _check_schema(path, s, have.get(s.name, 0))
     if fmt == FORMAT and all(have.get(s.name, 0) == s.version for s in schemas):
