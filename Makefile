@@ -26,7 +26,9 @@ install: $(VENV)/.installed-$(EXTRAS)
 demo: install
 	$(VENV)/bin/skillrag demo --dir $(DEMO_WS)
 
+# The type checker first (mypy, strict on the core packages; config in pyproject.toml), then the tests.
 test: install
+	$(PY) -m mypy
 	$(PY) -m pytest -q
 
 # Benchmarks read ../shared/data/tau2-banking and write benchmarks/results/; the README's tables follow.

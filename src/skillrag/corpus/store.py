@@ -31,11 +31,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from skillrag.corpus.filters import SearchFilters
 from skillrag.corpus.model import Article, Section, check_id
 from skillrag.errors import ArticleNotFound, SkillragError
-from skillrag.workspace import Workspace
+from skillrag.workspace import Schema, Workspace
+from skillrag.workspace.schema import statements
 
-__all__ = ["SCHEMA", "ArticleStore", "ScopedArticles", "ScopedRetriever", "SourceScope", "reference_tag"]
+__all__ = ["ARTICLES_SQL", "SCHEMA", "ArticleStore", "ScopedArticles", "ScopedRetriever", "SourceScope", "reference_tag"]
 
-SCHEMA = """
+ARTICLES_SQL = """
 CREATE TABLE IF NOT EXISTS articles (
     id           TEXT PRIMARY KEY,
     title        TEXT NOT NULL,
@@ -56,14 +57,14 @@ CREATE TABLE IF NOT EXISTS articles (
 );
 """
 
-#: Columns added after the first release: ``(name, declaration)``; ``ensure_schema`` adds missing ones.
+#: Columns added after the first release: ``(name, declaration)``; the baseline adds missing ones.
 _ADDED_COLUMNS = (("url", "TEXT"), ("skill", "TEXT"), ("parent", "TEXT"),
                   ("heading_path", "TEXT NOT NULL DEFAULT '[]'"), ("parent_offset", "INTEGER NOT NULL DEFAULT 0"))
 
 #: The corpus stamp (``ArticleStore.stamp``): one row, a random id for this store and a revision that
 #: triggers on ``articles`` bump on every insert, delete and update that changes a column other than
-#: the ``changed`` flag and ``updated_at`` (``ensure_schema`` builds the update trigger from the table's
-#: columns, so a column added later is covered by a new trigger).
+#: the ``changed`` flag and ``updated_at`` (``refresh_stamp_trigger`` builds the update trigger from the
+#: table's columns: a migration that adds a column to ``articles`` ends by calling it).
 STAMP_SCHEMA = """
 CREATE TABLE IF NOT EXISTS corpus_stamp (
     id       INTEGER PRIMARY KEY CHECK (id = 1),
@@ -82,41 +83,43 @@ _UNSTAMPED = frozenset({"changed", "updated_at"})
 SPLIT_DOCUMENTS = "SELECT parent FROM articles WHERE parent IS NOT NULL AND status = 'active'"
 
 
-def ensure_schema(conn: sqlite3.Connection) -> None:
-    """Create the table, and add the columns an older store lacks (``url``, ``skill``, and the
-    section columns ``parent``, ``heading_path``, ``parent_offset``); then the corpus stamp
-    (``STAMP_SCHEMA``)."""
-    conn.executescript(SCHEMA)
+def _baseline(conn: sqlite3.Connection) -> None:
+    """Version 1 of the corpus tables: ``articles`` (``ARTICLES_SQL``), with the columns a store from
+    before them lacks (``url``, ``skill``, and the section columns ``parent``, ``heading_path``,
+    ``parent_offset``), its ``parent`` index, and the corpus stamp (``STAMP_SCHEMA``). Runs inside the
+    migration transaction (``skillrag.workspace.schema``)."""
+    for stmt in statements(ARTICLES_SQL):
+        conn.execute(stmt)
     have = {row[1] for row in conn.execute("PRAGMA table_info(articles)")}
     for name, decl in _ADDED_COLUMNS:
         if name not in have:
-            try:
-                conn.execute(f"ALTER TABLE articles ADD COLUMN {name} {decl}")
-            except sqlite3.OperationalError as exc:  # another process added it meanwhile
-                if "duplicate column" not in str(exc):
-                    raise
+            conn.execute(f"ALTER TABLE articles ADD COLUMN {name} {decl}")
     conn.execute("CREATE INDEX IF NOT EXISTS articles_parent ON articles (parent)")
-    _ensure_stamp(conn)
+    for stmt in statements(STAMP_SCHEMA):
+        conn.execute(stmt)
+    conn.execute("INSERT OR IGNORE INTO corpus_stamp (id, store_id, revision) VALUES (1, ?, 0)",
+                 (secrets.token_hex(8),))
+    refresh_stamp_trigger(conn)
 
 
-def _ensure_stamp(conn: sqlite3.Connection) -> None:
-    """The ``corpus_stamp`` table, its row and its triggers (``STAMP_SCHEMA``); the update trigger is
-    named after the columns it watches, so it is replaced once when a column is added."""
-    conn.executescript(STAMP_SCHEMA)
-    if conn.execute("SELECT 1 FROM corpus_stamp WHERE id = 1").fetchone() is None:
-        with conn:
-            conn.execute("INSERT OR IGNORE INTO corpus_stamp (id, store_id, revision) VALUES (1, ?, 0)",
-                         (secrets.token_hex(8),))
+def refresh_stamp_trigger(conn: sqlite3.Connection) -> None:
+    """The update trigger of the corpus stamp over the current columns of ``articles``: named after
+    the columns it watches, so it is replaced exactly when a column was added. Call it inside a
+    migration (it does not commit)."""
     cols = [row[1] for row in conn.execute("PRAGMA table_info(articles)") if row[1] not in _UNSTAMPED]
     name = "articles_stamp_update_" + hashlib.sha256(",".join(cols).encode()).hexdigest()[:8]
     have = {r[0] for r in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'articles_stamp_update_%'")}
-    if have == {name}:
-        return
-    changed = " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in cols)
-    conn.executescript("BEGIN;" + "".join(f"DROP TRIGGER IF EXISTS {old};" for old in have - {name})
-                       + f"CREATE TRIGGER IF NOT EXISTS {name} AFTER UPDATE ON articles WHEN {changed} "
-                       "BEGIN UPDATE corpus_stamp SET revision = revision + 1 WHERE id = 1; END; COMMIT;")
+    for old in have - {name}:
+        conn.execute(f"DROP TRIGGER IF EXISTS {old}")
+    if name not in have:
+        changed = " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in cols)
+        conn.execute(f"CREATE TRIGGER {name} AFTER UPDATE ON articles WHEN {changed} "
+                     "BEGIN UPDATE corpus_stamp SET revision = revision + 1 WHERE id = 1; END")
+
+
+#: The corpus tables of the workspace store, by version (``skillrag.workspace.schema``: append only).
+SCHEMA = Schema("corpus", (_baseline,))
 
 
 def reference_tag(skill: str) -> str:
@@ -151,8 +154,8 @@ class ArticleStore:
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
-        with workspace.connect() as conn:
-            ensure_schema(conn)
+        with workspace.connect(SCHEMA):
+            pass
 
     def get(self, article_id: str, *, include_removed: bool = False) -> Article:
         """The article with this id. Raises ``InvalidIdError`` for a non-identifier and

@@ -159,10 +159,11 @@ def _one(subject: SubjectClass, prop: CandidateProposal, art: Article) -> tuple[
             )
         return None, f"look-alike: {first.full_name!r} is not {subject.name!r}"
     mention = clean[0]
-    role_ok = subject.role is None
+    role = subject.role
+    role_ok = role is None
     if subject.parent_entity is None:
         binding = Binding(kind="unbound", name_quote=name_q)
-        role_ok = role_ok or subject.role in norm_name(name_q.text)
+        role_ok = role is None or role in norm_name(name_q.text)
     else:
         if not prop.parent_quote:
             return (
@@ -188,7 +189,7 @@ def _one(subject: SubjectClass, prop: CandidateProposal, art: Article) -> tuple[
             )
         binding = Binding(kind=kind, name_quote=name_q, parent_quote=parent_q)
         role_ok = (
-            role_ok or subject.role in norm_name(name_q.text) or subject.role in norm_name(parent_q.text)
+            role is None or role in norm_name(name_q.text) or role in norm_name(parent_q.text)
         )
     if not role_ok:
         return None, f"role {subject.role!r} is not stated with the subject"

@@ -10,8 +10,8 @@ verified in the source text. The model never moves the state machine.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +22,9 @@ from skillrag.evidence.model import EvidenceUnit, SubjectClass
 from skillrag.evidence.steps import CandidateProposal, ConclusionProposal, EvidenceProposal
 
 __all__ = ["CandidateList", "EvidenceList", "LLMReasoner"]
+
+#: The structured output of one model step.
+_Out = TypeVar("_Out", bound=BaseModel)
 
 
 class CandidateList(BaseModel):
@@ -75,7 +78,7 @@ class LLMReasoner:
         self.max_article_chars = max_article_chars
         self.tokens = 0
 
-    def _run(self, output_type: type, prompt: str, validator: Any = None) -> Any:
+    def _run(self, output_type: type[_Out], prompt: str, validator: Callable[[_Out], _Out] | None = None) -> _Out:
         from pydantic_ai import Agent
         from pydantic_ai.exceptions import UnexpectedModelBehavior
 

@@ -10,6 +10,7 @@ state, raises ``IllegalTransition``. The machine keeps the path it took with UTC
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
 
@@ -88,7 +89,7 @@ class StateMachine:
     step that may only run in ``state``.
     """
 
-    def __init__(self, *, clock=None) -> None:
+    def __init__(self, *, clock: Callable[[], datetime] | None = None) -> None:
         self._clock = clock or (lambda: datetime.now(UTC))
         self._path: list[Transition] = [
             Transition(state=State.INIT, at=self._clock(), note="question received")

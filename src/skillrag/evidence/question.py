@@ -38,6 +38,7 @@ pattern heuristics. The parse is pure: same question, same result.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pyparsing as pp
@@ -135,7 +136,7 @@ _YEAR = re.compile(r"\s+(?:in|for|during)\s+(?:the\s+year\s+)?(19\d\d|20\d\d)\b"
 _PLACE = re.compile(r"\s+in\s+(?:the\s+)?([A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*)*)(?=\s*(?:[?.!]|\s+in\s|$))")
 
 
-def _join(tokens) -> str:
+def _join(tokens: Iterable[object]) -> str:
     return " ".join(str(t) for t in tokens)
 
 
@@ -276,7 +277,7 @@ def _build(form: str, res: pp.ParseResults) -> ParsedQuestion | None:
         if got is None:
             return None
         name, parent = got
-        attr = _join(res["attr"])
+        attr: str | None = _join(res["attr"])
         if form == "possessive" and parent is None:
             # "Brightwater Bank's Gold Rewards Card annual fee": the possessor owns the product
             split = _split_name_attr([str(t) for t in res["attr"]])
@@ -307,16 +308,16 @@ def _build(form: str, res: pp.ParseResults) -> ParsedQuestion | None:
             name = " ".join(measure + verb) if measure else " ".join(verb)
             attr = " ".join(measure) or None
             return ParsedQuestion(form, name, None, attr, None, topic=is_topic(name))
-        got = _rest_np(tokens)
-        if got is None:
+        rest = _rest_np(tokens)
+        if rest is None:
             return None
-        name, parent, verb = got
+        name, parent, verb = rest
         attr = " ".join(measure + verb) or None
         return ParsedQuestion(form, name, parent, attr, _role_of(name))
     # verb: "What cash back does Acme Bank's Gold Card earn?"
-    got = _rest_np(tokens)
-    if got is None:
+    rest = _rest_np(tokens)
+    if rest is None:
         return None
-    name, parent, verb = got
+    name, parent, verb = rest
     attr = " ".join([*(str(t) for t in res["attr"]), *verb]) or None
     return ParsedQuestion(form, name, parent, attr, _role_of(name))

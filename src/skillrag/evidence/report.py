@@ -46,9 +46,9 @@ def format_answer(a: EvidenceAnswer, *, show_record: bool = True) -> str:
             lines.append(f"  {c.subject} / {c.attribute}: {vals}")
     if a.candidates:
         lines += ["", "Candidate subjects:"]
-        for c in a.candidates:
-            kinds = ", ".join(sorted({b.kind for b in c.bindings}))
-            lines.append(f"  {c.label} — {len(c.article_ids)} article(s), binding: {kinds}")
+        for cand in a.candidates:
+            kinds = ", ".join(sorted({b.kind for b in cand.bindings}))
+            lines.append(f"  {cand.label} — {len(cand.article_ids)} article(s), binding: {kinds}")
     if a.rejected_candidates:
         lines += ["", f"Rejected at the gate ({len(a.rejected_candidates)}):"]
         for r in a.rejected_candidates[:8]:

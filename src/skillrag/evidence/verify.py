@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 from skillrag.corpus.model import Article
 from skillrag.evidence.mentions import (
@@ -322,9 +323,9 @@ def check_evidence(
         if subject.attribute is not None:
             if siblings is None:
                 siblings = sibling_names(subject, all_names, subject.parent_entity, articles)
-            why = _context_mismatch(art, start, text, subject, names, parent, siblings, in_header)
-            if why:
-                drop(p, f"subject mismatch: {why}, not {label!r}")
+            mismatch = _context_mismatch(art, start, text, subject, names, parent, siblings, in_header)
+            if mismatch:
+                drop(p, f"subject mismatch: {mismatch}, not {label!r}")
                 continue
         established = _about(art, text, names, parent) or in_header
         if not established and subject.attribute is not None:
@@ -448,14 +449,14 @@ def _phrase_span(text: str, attr: set[str]) -> tuple[int, int] | None:
     return None
 
 
-def _with_range(text: str, same: list, first) -> list:
+def _with_range(text: str, same: Sequence[Value], first: Value) -> list[Value]:
     nxt = next((v for v in same if v.start > first.start), None)
     if nxt and _RANGE_JOIN.match(text[first.start + len(first.text) : nxt.start]):
         return [first, nxt]
     return [first]
 
 
-def _values_near(text: str, span: tuple[int, int], link: set[str]) -> list:
+def _values_near(text: str, span: tuple[int, int], link: AbstractSet[str]) -> list[Value]:
     """Per kind, the value right after the attribute phrase (``late fee of $35``), else right
     before it (``a $2.50 monthly fee``): within ``NEAR_CHARS``, and only linking words
     (``is``, ``of``, the subject's own name …) in between; with its range partner."""
@@ -466,7 +467,7 @@ def _values_near(text: str, span: tuple[int, int], link: set[str]) -> list:
             return False
         return all(stem(w) in link for w in _WORD.findall(text[a:b]))
 
-    out = []
+    out: list[Value] = []
     for kind in dict.fromkeys(v.kind for v in values):
         same = [v for v in values if v.kind == kind]
         after = [v for v in same if same_clause(span[1], v.start)]

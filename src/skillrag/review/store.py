@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from skillrag.corpus import check_id
 from skillrag.errors import ReviewConflict, UserError
-from skillrag.workspace import Workspace
+from skillrag.workspace import Schema, Workspace
 
 __all__ = [
     "ACTIONS",
@@ -60,7 +60,7 @@ MAX_REVIEWER_CHARS = 100
 MAX_COMMENT_CHARS = 4000
 MAX_GUIDANCE_CHARS = 50_000
 
-SCHEMA = """
+REVIEW_SQL = """
 CREATE TABLE IF NOT EXISTS review_actions (
     id            INTEGER PRIMARY KEY AUTOINCREMENT,
     case_id       TEXT NOT NULL,
@@ -110,6 +110,8 @@ CREATE TRIGGER IF NOT EXISTS review_guidance_append_only_u BEFORE UPDATE ON revi
 CREATE TRIGGER IF NOT EXISTS review_guidance_append_only_d BEFORE DELETE ON review_guidance
     BEGIN SELECT RAISE(ABORT, 'review_guidance is append-only'); END;
 """
+#: The review tables in the workspace store, by version (``skillrag.workspace.schema``: append only).
+SCHEMA = Schema("review", (REVIEW_SQL,))
 
 
 @dataclass(frozen=True)
@@ -227,8 +229,8 @@ class ReviewStore:
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
-        with workspace.connect() as conn:
-            conn.executescript(SCHEMA)
+        with workspace.connect(SCHEMA):
+            pass
 
     # -- reading ------------------------------------------------------------------------------
     def actions(self, case_id: str | None = None) -> list[ReviewAction]:

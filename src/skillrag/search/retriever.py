@@ -81,6 +81,7 @@ from skillrag.search.fusion import reciprocal_rank_fusion
 from skillrag.search.index import check_manifest, embedder_for, index_params, index_versions
 from skillrag.text import BM25, Analyzer
 from skillrag.workspace import Workspace
+from skillrag.workspace.schema import open_connection
 
 __all__ = ["BACKENDS", "MAX_HIT_PAGES", "MODES", "Retriever", "open_retriever", "preview_of", "read_page"]
 
@@ -191,7 +192,7 @@ class Retriever:
         with self._lock:
             try:
                 if self._conn is None:
-                    self._conn = sqlite3.connect(self.ws.store_path, check_same_thread=False, timeout=30.0)
+                    self._conn = open_connection(self.ws.store_path, check_same_thread=False)
                 return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
             except sqlite3.Error:
                 return None

@@ -16,11 +16,11 @@ from contextlib import contextmanager
 import numpy as np
 
 from skillrag.errors import IndexStateError
-from skillrag.workspace import Workspace
+from skillrag.workspace import Schema, Workspace
 
 __all__ = ["VectorStore"]
 
-SCHEMA = """
+VECTORS_SQL = """
 CREATE TABLE IF NOT EXISTS search_vectors (
     embedder  TEXT NOT NULL,
     text_hash TEXT NOT NULL,
@@ -28,6 +28,8 @@ CREATE TABLE IF NOT EXISTS search_vectors (
     PRIMARY KEY (embedder, text_hash)
 );
 """
+#: The vector table in the workspace store, by version (``skillrag.workspace.schema``: append only).
+SCHEMA = Schema("search.vectors", (VECTORS_SQL,))
 #: Hashes per ``IN (...)`` query (well under SQLite's host-parameter limit).
 _CHUNK = 900
 
@@ -37,8 +39,8 @@ class VectorStore:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        with ws.connect() as conn:
-            conn.executescript(SCHEMA)
+        with ws.connect(SCHEMA):
+            pass
 
     def get(self, embedder_id: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         """``{hash: (dim,) float32}`` for the hashes the store holds (missing ones are absent)."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from skillrag.errors import WorkspaceError
+from skillrag.workspace import Schema, schema
 from skillrag.workspace.ids import ID_RULES, check_id
 
 __all__ = ["THREAD_ID_PATTERN", "ThreadStore", "Turn", "check_thread_id", "thread_key"]
@@ -29,7 +29,7 @@ __all__ = ["THREAD_ID_PATTERN", "ThreadStore", "Turn", "check_thread_id", "threa
 #: ``skillrag.workspace.ids``; this form is for pydantic's ``Field(pattern=)``).
 THREAD_ID_PATTERN = ID_RULES["thread"].schema_pattern
 
-_SCHEMA = """
+_THREADS_SQL = """
 CREATE TABLE IF NOT EXISTS turns (
     thread_key  TEXT NOT NULL,
     seq         INTEGER NOT NULL,
@@ -58,6 +58,8 @@ CREATE TABLE IF NOT EXISTS service_runs (
     finished_at TEXT
 );
 """
+#: The service's tables in ``service.sqlite``, by version (``skillrag.workspace.schema``: append only).
+SCHEMA = Schema("service.threads", (_THREADS_SQL,))
 
 
 def check_thread_id(value: str) -> str:
@@ -91,20 +93,15 @@ class ThreadStore:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as conn:
-            conn.executescript(_SCHEMA)
+        with schema.connect(self.path, SCHEMA, autocommit=True):
+            pass
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-        try:
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
+        """An autocommit connection (``skillrag.workspace.schema.connect``); raises ``WorkspaceError``
+        for a damaged file or one built by a newer skillrag."""
+        with schema.connect(self.path, autocommit=True) as conn:
             yield conn
-        except sqlite3.DatabaseError as exc:
-            raise WorkspaceError(f"{self.path}: thread store is damaged ({exc})") from None
-        finally:
-            conn.close()
 
     def history(self, key: str, limit: int | None = None) -> list[Turn]:
         """The last ``limit`` turns of ``key`` (all when None), oldest first."""

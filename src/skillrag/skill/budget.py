@@ -45,14 +45,14 @@ from typing import Any, Literal
 
 from skillrag.errors import BudgetExceeded, UserError
 from skillrag.skill.config import SkillBudgets
-from skillrag.workspace import Workspace
+from skillrag.workspace import Schema, Workspace
 
 __all__ = ["COUNTED", "ONCE_PER_TARGET", "BudgetLedger", "BudgetLimits", "BudgetState", "Charge", "budget_values",
            "refusal"]
 
 Charge = Literal["query", "fetch", "save"]
 
-SCHEMA = """
+SESSIONS_SQL = """
 CREATE TABLE IF NOT EXISTS tool_sessions (
     id          TEXT PRIMARY KEY,
     case_id     TEXT NOT NULL,
@@ -91,6 +91,8 @@ CREATE TABLE IF NOT EXISTS tool_session_saves (
     PRIMARY KEY (session_id, seq)
 );
 """
+#: The budget ledger's tables in the workspace store, by version (``skillrag.workspace.schema``: append only).
+SCHEMA = Schema("skill.budget", (SESSIONS_SQL,))
 
 #: When the counts of a tool result's ``budget`` are taken (it says so in every result).
 COUNTED = "after this call"
@@ -216,8 +218,8 @@ class BudgetLedger:
 
     def __init__(self, ws: Workspace) -> None:
         self.workspace = ws
-        with ws.connect() as conn:
-            conn.executescript(SCHEMA)
+        with ws.connect(SCHEMA):
+            pass
 
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction (``Workspace.write_transaction``)."""

@@ -473,10 +473,10 @@ def import_cases(path: str | Path, mapping: ImportMapping) -> list[CaseRecord]:
                 raise rec.fail("contact_reason", "not mapped and no customer message to take it from "
                                                  "(map contact_reason, or case_messages with a customer turn)")
             reason = first
-        path: list[str] = []
+        reason_path: list[str] = []
         if mapping.contact_reason_path is not None:
             v = rec.value(mapping.contact_reason_path, "contact_reason_path", listed=True)
-            path = [] if v is _MISSING else _strings(rec, "contact_reason_path", v)
+            reason_path = [] if v is _MISSING else _strings(rec, "contact_reason_path", v)
         notes: list[str] = []
         if isinstance(mapping.case_notes, dict):
             for label, spec in mapping.case_notes.items():
@@ -487,7 +487,7 @@ def import_cases(path: str | Path, mapping: ImportMapping) -> list[CaseRecord]:
             v = rec.value(mapping.case_notes, "case_notes", listed=True)
             notes = [] if v is _MISSING else _strings(rec, "case_notes", v)
         out.append(CaseRecord(
-            case_id=cid, contact_reason=reason, contact_reason_path=path, case_notes=notes,
+            case_id=cid, contact_reason=reason, contact_reason_path=reason_path, case_notes=notes,
             case_messages=messages, ground_truth=_truth(rec, mapping.ground_truth),
             source=mapping.source, source_id=raw_id if raw_id != cid else None,
         ))

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -166,7 +166,7 @@ def locate_all(snippet: str, body: str, *, limit: int | None = None) -> list[tup
     return out
 
 
-def _is_text(value: Any) -> bool:
+def _is_text(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and bool(value.strip())
 
 
@@ -253,7 +253,7 @@ def validate_output(
         for f in bad:
             reasons.append(f"{where}.{f}: must be a non-empty string")
         aid, text = snip.get("source_article"), snip.get("text")
-        if "source_article" in bad or "text" in bad:
+        if not (_is_text(aid) and _is_text(text)):  # named in ``bad`` above
             continue
         if not is_id(aid, "article"):
             reasons.append(f"{where}.source_article: {aid!r} is not a plain id")
@@ -321,7 +321,8 @@ def verify_audit(
     if not isinstance(output, dict) or not isinstance(output.get("audit"), dict):
         return [], []
     records = output["audit"].get("snippets")
-    snippets = output.get("snippets") if isinstance(output.get("snippets"), list) else []
+    given = output.get("snippets")
+    snippets: list[Any] = given if isinstance(given, list) else []
     if not isinstance(records, list):
         return ["audit.snippets: must be a list"], []
     reasons: list[str] = []

@@ -254,10 +254,10 @@ def _tag_lines(tags: Mapping[str, int] | None) -> str:
     return f" Source tags this skill may search (its allowed sources) when it was exported: {listed}." if listed else ""
 
 
-def output_json_schema(max_snippets: int = 15, min_chars: int = 15) -> dict:
+def output_json_schema(max_snippets: int = 15, min_chars: int = 15) -> dict[str, Any]:
     """JSON Schema (draft 2020-12) of the output contract's *shape*; the verbatim rule needs the
     articles and is checked by ``validate_output``."""
-    snippet = {
+    snippet: dict[str, Any] = {
         "type": "object",
         "additionalProperties": False,
         "required": list(SNIPPET_FIELDS),

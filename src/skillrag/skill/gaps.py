@@ -230,9 +230,9 @@ def evidence_gaps(
 
     # 1. identifiers in the guidance that no snippet holds (and the case does not state)
     guide = normalize(guidance)
-    read = [normalize(b) for b in bodies.values()]
-    tools = {t.casefold() for t in tool_names(guide)} | {t.casefold() for b in read for t in tool_names(b)}
-    documented = "\n".join(read).casefold()
+    bodies_read = [normalize(b) for b in bodies.values()]
+    tools = {t.casefold() for t in tool_names(guide)} | {t.casefold() for b in bodies_read for t in tool_names(b)}
+    documented = "\n".join(bodies_read).casefold()
     for tool in sorted(code_names(guide)):
         cf = tool.casefold()
         if cf in quoted_cf or cf in facts.tools or any(cf in i for i in ids):
@@ -331,7 +331,8 @@ def _derived(output: Mapping[str, Any], held: list[set[str]], quoted_cf: str,
         value = str(d.get("value") or "")
         stated |= set(_amounts(normalize(value)))
         missing: list[str] = []
-        for item in d.get("from") if isinstance(d.get("from"), list) else []:
+        sources = d.get("from")
+        for item in sources if isinstance(sources, list) else []:
             text = normalize(str(item))
             keys = set(_amounts(text))
             if keys:

@@ -111,8 +111,9 @@ def guidance_steps(lines: Sequence[GuidanceLine]) -> list[GuidanceStep]:
     for n, start in enumerate(heads):
         end = heads[n + 1] if n + 1 < len(heads) else len(lines)
         span = list(range(start, end))
-        number = lines[start].number if lines[start].number is not None else n + 1
-        steps.append(GuidanceStep(number, span, " ".join(lines[i].text for i in span), head=lines[start].text))
+        head = lines[start]
+        number = head.number if head.number is not None else n + 1
+        steps.append(GuidanceStep(number, span, " ".join(lines[i].text for i in span), head=head.text))
     return steps
 
 
@@ -171,7 +172,8 @@ def link_steps(steps: Sequence[GuidanceStep], snippets: Sequence[Any], *, terms:
         if guidance is None:
             return by_number.get(n)
         if guidance not in bases:  # basis step number -> the step of ``steps`` with its first line
-            bases[guidance], seen = {}, {}
+            bases[guidance] = {}
+            seen: dict[str, int] = {}
             for bst in guidance_steps(split_guidance(guidance)):
                 key = step_heading(bst)
                 nth = seen[key] = seen.get(key, -1) + 1  # the n-th step with a first line is the n-th one
@@ -190,7 +192,8 @@ def link_steps(steps: Sequence[GuidanceStep], snippets: Sequence[Any], *, terms:
             continue
         text, why = str(snip.get("text") or ""), str(snip.get("why") or "")
         written_for = basis[i] if basis is not None and i < len(basis) else None
-        targets = [(st, "stated") for n in stated_steps(why) if (st := stated(n, written_for)) is not None]
+        named = (stated(n, written_for) for n in stated_steps(why))
+        targets = [(st, "stated") for st in named if st is not None]
         targets = list({id(st): (st, how) for st, how in targets}.values())
         needle = normalize(text).casefold()
         if not targets and needle:

@@ -273,7 +273,7 @@ class SaveStatus:
     budget: BudgetState
 
 
-class RetrieveResult(list):  # type: ignore[type-arg]
+class RetrieveResult(list[Any]):
     """What ``retrieve`` returns: a ``list`` of hits (``skillrag.search.Hit``: article_id, score,
     relevance, bm25_rank, dense_rank, title, section, preview, page_ids, category, customer_type), best
     first, which also carries the ranked navigation ``pages`` (``PageHit``; ``wiki`` backend only), the

@@ -37,11 +37,15 @@ saves_used}`` of the case's session (``skillrag.skill.budget``), counted after t
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillrag.errors import ContractViolation
 from skillrag.skill.budget import BudgetState
 from skillrag.skill.cases import Case
+
+if TYPE_CHECKING:  # the result types live with the tools, which import this module
+    from skillrag.search import PageHit
+    from skillrag.skill.tools import ArticleView, PageRead, RetrieveResult, SavedOutput, SaveStatus
 
 __all__ = ["BODY_RULE", "BRIEF_PREVIEW_CHARS", "DETAILS", "article_json", "article_text", "budget_json", "case_json",
            "hit_brief", "hit_full", "page_brief",
@@ -66,7 +70,7 @@ def case_json(case: Case, budget: BudgetState | None) -> dict[str, Any]:
     return {**case.model_dump(mode="json"), "budget": budget_json(budget)}
 
 
-def page_detail(page: Any) -> dict[str, Any]:
+def page_detail(page: PageHit) -> dict[str, Any]:
     """A ranked page whole (``PageHit.to_dict``): intent, every article passing the filters with its
     summary, ``shown`` / ``of`` and ``cut_by`` (the filter that cut the list, else null)."""
     return page.to_dict()
@@ -117,7 +121,7 @@ def hit_full(hit: Any, tools: tuple[str, ...] = ()) -> dict[str, Any]:
     return out
 
 
-def page_brief(page: Any, limit: int, hit_ids: frozenset[str] = frozenset()) -> dict[str, Any]:
+def page_brief(page: PageHit, limit: int, hit_ids: frozenset[str] = frozenset()) -> dict[str, Any]:
     """A ranked page in the compact result: ``page_id, kind, title, relevance, category, customer_type``, its first
     ``limit`` articles (``PageHit.articles`` come best-matching first) as ``{id, title}`` (``title`` left
     out for an article among ``hit_ids``, the result's hits, which show it), ``shown``, ``of`` (the
@@ -140,7 +144,7 @@ def page_brief(page: Any, limit: int, hit_ids: frozenset[str] = frozenset()) -> 
             "shown": len(kept), "of": listed, "cut_by": "; ".join(cut) or None}
 
 
-def retrieve_json(result: Any) -> dict[str, Any]:
+def retrieve_json(result: RetrieveResult) -> dict[str, Any]:
     """``retrieve``'s result (a ``RetrieveResult``). Compact by default: hits as ``hit_brief``, pages as
     ``page_brief`` (at most its ``page_articles`` articles each) and the query echoed as the tool log
     keeps it (cut at 200 characters, its length noted: a whole case sent as a query is not printed back).
@@ -162,7 +166,7 @@ def retrieve_json(result: Any) -> dict[str, Any]:
         "filters": filters.describe() if filters is not None else {},
         "detail": detail,
         "hits": [(hit_full if whole else hit_brief)(h, tuple(tools.get(h.article_id, ()))) for h in result],
-        "pages": [page_detail(p) if whole else page_brief(p, limit, hit_ids) for p in pages],
+        "pages": [page_detail(p) if whole or limit is None else page_brief(p, limit, hit_ids) for p in pages],
         "budget": budget_json(budget),
     }
 
@@ -185,13 +189,13 @@ def retrieve_text(data: dict[str, Any]) -> str:
     return "\n".join(lines + ["}"]) + "\n"
 
 
-def page_json(read: Any) -> dict[str, Any]:
+def page_json(read: PageRead) -> dict[str, Any]:
     """``retrieve --page``'s result (a ``PageRead``)."""
     return {"case_id": read.budget.case_id if read.budget is not None else None, "page": read.page.to_dict(),
             "budget": budget_json(read.budget)}
 
 
-def article_json(view: Any) -> dict[str, Any]:
+def article_json(view: ArticleView) -> dict[str, Any]:
     """``get_article --json``'s result (an ``ArticleView``)."""
     return {
         "id": view.id,
@@ -208,7 +212,7 @@ def article_json(view: Any) -> dict[str, Any]:
     }
 
 
-def article_text(view: Any) -> str:
+def article_text(view: ArticleView) -> str:
     """``get_article``'s text: a header (id, title, parent, heading path, part, sections, budget),
     ``BODY_RULE``, then the text read exactly as stored."""
     lines = [f"id: {view.id}", f"title: {view.title}"]
@@ -240,7 +244,7 @@ def article_text(view: Any) -> str:
     return "\n".join(lines) + "\n" + BODY_RULE + "\n" + text
 
 
-def save_json(saved: Any) -> dict[str, Any]:
+def save_json(saved: SavedOutput) -> dict[str, Any]:
     """``save_output``'s result (a ``SavedOutput``)."""
     return {
         "accepted": True,
@@ -262,7 +266,7 @@ def rejection_json(exc: ContractViolation, case_id: Any, *, check: bool) -> dict
             "reasons": list(exc.reasons)}
 
 
-def status_json(status: Any) -> dict[str, Any]:
+def status_json(status: SaveStatus) -> dict[str, Any]:
     """``save_output --status``'s result (a ``SaveStatus``): the last save attempt as it was reported,
     the number of attempts, and the budget now."""
     return {"case_id": status.case_id, "last_save": status.last, "save_attempts": status.attempts,

@@ -59,7 +59,8 @@ def _stemmer(language: str) -> Stemmer.Stemmer:
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The English Snowball (Porter 2) stem of ``word``, lower-cased: ``Refueling`` → ``refuel``."""
-    return _stemmer("english").stemWord(word.lower())
+    stemmed: str = _stemmer("english").stemWord(word.lower())  # PyStemmer ships no types
+    return stemmed
 
 
 def _version(dist: str) -> str:

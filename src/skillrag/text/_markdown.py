@@ -135,12 +135,12 @@ def _blocks(body: str) -> tuple[Block, ...]:
     for i, tok in enumerate(toks):
         t = tok.type
         if t in ("bullet_list_open", "ordered_list_open"):
-            lists.append(tuple(tok.map) if tok.map else (0, 0))  # type: ignore[arg-type]
+            lists.append((tok.map[0], tok.map[1]) if tok.map else (0, 0))
         elif t in ("bullet_list_close", "ordered_list_close"):
             lists.pop()
         elif t == "list_item_open":
             number = int(tok.info) if tok.info.isdigit() else None
-            items.append((tuple(tok.map) if tok.map else (0, 0), number, False))  # type: ignore[arg-type]
+            items.append(((tok.map[0], tok.map[1]) if tok.map else (0, 0), number, False))
         elif t == "list_item_close":
             items.pop()
         elif t == "blockquote_open":

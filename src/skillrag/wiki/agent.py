@@ -36,6 +36,7 @@ import json
 import re
 import secrets
 import shutil
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -66,7 +67,8 @@ from skillrag.wiki.llm import (
     parse_draft,
 )
 from skillrag.wiki.page import Page, check_page_id, render_page, slugify
-from skillrag.workspace import Workspace
+from skillrag.workspace import Schema, Workspace
+from skillrag.workspace.schema import statements
 
 __all__ = [
     "DEFAULT_LEASE_S",
@@ -92,7 +94,7 @@ LOCK_WAIT_S = 120.0
 JOURNAL_TABLE = "wiki_journal_rebuild"
 _AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
-SCHEMA = """
+AGENT_SQL = """
 CREATE TABLE IF NOT EXISTS wiki_agent_builds (
     build_id    TEXT PRIMARY KEY,
     created_at  REAL NOT NULL,
@@ -129,6 +131,21 @@ CREATE TABLE IF NOT EXISTS wiki_agent_events (
 );
 """
 
+
+def _baseline(conn: sqlite3.Connection) -> None:
+    """Version 1 of the agent-build tables: ``AGENT_SQL``, and the columns a store from before them
+    lacks (``structure_key``, ``structure``, ``summary``)."""
+    for stmt in statements(AGENT_SQL):
+        conn.execute(stmt)
+    have = {r[1] for r in conn.execute("PRAGMA table_info(wiki_agent_builds)")}
+    for col in ("structure_key", "structure", "summary"):
+        if col not in have:
+            conn.execute(f"ALTER TABLE wiki_agent_builds ADD COLUMN {col} TEXT")
+
+
+#: The agent-build tables in the workspace store, by version (``skillrag.workspace.schema``: append only).
+SCHEMA = Schema("wiki.agent", (_baseline,))
+
 _thread_locks: dict[str, threading.Lock] = {}
 _thread_guard = threading.Lock()
 
@@ -152,12 +169,7 @@ def _scope(scope: Sequence[str] | None) -> list[str] | None:
 
 def open_build(ws: Workspace) -> dict[str, Any] | None:
     """The agent build in progress in ``ws`` (its row), or None."""
-    with ws.connect() as conn:
-        conn.executescript(SCHEMA)
-        have = {r[1] for r in conn.execute("PRAGMA table_info(wiki_agent_builds)")}
-        for col in ("structure_key", "structure", "summary"):  # a store from before these columns
-            if col not in have:
-                conn.execute(f"ALTER TABLE wiki_agent_builds ADD COLUMN {col} TEXT")
+    with ws.connect(SCHEMA) as conn:
         row = conn.execute("SELECT * FROM wiki_agent_builds WHERE state='open' ORDER BY created_at DESC").fetchone()
     if row is None:
         return None
@@ -168,10 +180,7 @@ def open_build(ws: Workspace) -> dict[str, Any] | None:
 
 def last_finished(ws: Workspace) -> BuildStatus | None:
     """The status a finished agent build recorded when it was swapped in (the latest one), or None."""
-    with ws.connect() as conn:
-        conn.executescript(SCHEMA)
-        if "summary" not in {r[1] for r in conn.execute("PRAGMA table_info(wiki_agent_builds)")}:
-            return None
+    with ws.connect(SCHEMA) as conn:
         row = conn.execute("SELECT summary FROM wiki_agent_builds WHERE state='finished' AND summary IS NOT NULL "
                            "ORDER BY finished_at DESC").fetchone()
     if row is None:

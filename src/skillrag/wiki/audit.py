@@ -25,7 +25,7 @@ from skillrag.corpus import ArticleStore
 from skillrag.wiki._prompts import load_prompt
 from skillrag.wiki.layer import Layer, in_scope
 from skillrag.wiki.page import Page, render_page
-from skillrag.workspace import Workspace
+from skillrag.workspace import Schema, Workspace
 
 __all__ = [
     "LinkAudit",
@@ -183,6 +183,8 @@ CREATE TABLE IF NOT EXISTS wiki_link_audit (
     PRIMARY KEY (page_hash, article_hash, article_id, model)
 );
 """
+#: The link audit's cache table in the workspace store, by version (``skillrag.workspace.schema``).
+SCHEMA = Schema("wiki.audit", (AUDIT_SCHEMA,))
 
 
 @dataclass(frozen=True)
@@ -237,8 +239,7 @@ def audit_links(
 
     resolved = resolve_model(model, settings=ws.config.models)
     name = model_id(model)
-    with ws.connect() as conn:
-        conn.executescript(AUDIT_SCHEMA)
+    with ws.connect(SCHEMA) as conn:
         cache = {(r["page_hash"], r["article_hash"], r["article_id"]): (bool(r["supported"]), r["reason"])
                  for r in conn.execute("SELECT * FROM wiki_link_audit WHERE model=?", (name,))}
     jobs = link_jobs(ws, max_article_chars=max_article_chars)

