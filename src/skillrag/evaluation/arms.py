@@ -29,10 +29,11 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillrag.errors import EmptyInputError, IndexStateError, SkillragError, UserError
-from skillrag.evaluation.config import ArmSpec, EffortBudget, EvalConfig
+from skillrag.evaluation.config import ArmSpec, EvalConfig
 from skillrag.evaluation.judges import JudgeResult, judge_inputs, not_judged, run_judge
 from skillrag.evaluation.metrics import Reference, ScoredCase, ToolLocator, compute_metrics, tool_gaps
 from skillrag.workspace import Workspace
+from skillrag.workspace.config import BudgetOverrides
 
 __all__ = [
     "ArmPreparer",
@@ -106,7 +107,7 @@ class ResultsFile:
 class CaseRunner(Protocol):
     """Runs one case for one arm; returns an object with ``status``, ``output`` and ``record``."""
 
-    def __call__(self, ws: Workspace, case: Any, arm: ArmSpec, budget: EffortBudget) -> Any: ...
+    def __call__(self, ws: Workspace, case: Any, arm: ArmSpec, budget: BudgetOverrides) -> Any: ...
 
 
 #: Builds the workspace an arm runs in: ``(ws, arm, out_dir) -> Workspace``.
@@ -143,13 +144,12 @@ def harness_runner(
                 retrievers[arm.name] = retriever_factory(ws, arm)
             return retrievers[arm.name]
 
-    def run(ws: Workspace, case: Any, arm: ArmSpec, budget: EffortBudget) -> Any:
+    def run(ws: Workspace, case: Any, arm: ArmSpec, budget: BudgetOverrides) -> Any:
         from skillrag.harness import run_case
 
-        budgets = {k: v for k, v in budget.model_dump().items() if v is not None} or None
         out_path = runs_dir / arm.name / f"{case.case_id}.json" if runs_dir else None
         return run_case(
-            ws, case, harness=arm.harness, model=arm.model, skill=arm.skill, budgets=budgets,
+            ws, case, harness=arm.harness, model=arm.model, skill=arm.skill, budgets=budget,
             cases=case_file, out_path=out_path, retriever=retriever_for(ws, arm),
         )
 
@@ -383,7 +383,7 @@ def run_evaluation(
         arm_ws = preparer(ws, arm, out_dir)
         budget = config.budget_for(arm)
 
-        def one(cid: str, arm: ArmSpec = arm, arm_ws: Workspace = arm_ws, budget: EffortBudget = budget) -> CaseResult:
+        def one(cid: str, arm: ArmSpec = arm, arm_ws: Workspace = arm_ws, budget: BudgetOverrides = budget) -> CaseResult:
             t0 = time.perf_counter()
             case = cases[cid]
             try:

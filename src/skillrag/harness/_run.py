@@ -20,6 +20,7 @@ from skillrag.errors import (
     SkillragError,
     UserError,
 )
+from skillrag.workspace.config import BudgetOverrides
 from skillrag.harness._records import Budgets, RunRecord, RunResult
 from skillrag.harness._session import Session
 from skillrag.skill import Case, CaseFile, SavedOutput, Skill, SkillRegistry, SkillTools
@@ -141,7 +142,7 @@ def run_case(
     harness: str | Harness = "extractive",
     model: Any = None,
     skill: str | Skill = "cs-guidance",
-    budgets: Budgets | dict[str, Any] | None = None,
+    budgets: Budgets | BudgetOverrides | dict[str, Any] | None = None,
     cases: CaseFile | None = None,
     out_path: str | Path | None = None,
     retriever: Any = None,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from skillrag.errors import SkillragError
+from skillrag.workspace.config import BudgetOverrides
 from skillrag.harness._records import Budgets, RunResult
 from skillrag.harness._run import Harness, make_harness, output_paths, run_case
 from skillrag.skill import CaseFile, Skill, SkillRegistry
@@ -80,7 +81,7 @@ def run_batch(
     model: Any = None,
     guided: bool | None = None,
     skill: str | Skill = "cs-guidance",
-    budgets: Budgets | dict[str, Any] | None = None,
+    budgets: Budgets | BudgetOverrides | dict[str, Any] | None = None,
     workers: int = 1,
     out_dir: str | Path | None = None,
     retriever: Any = None,
@@ -123,7 +124,7 @@ def _run_batch(
     model: Any,
     guided: bool | None,
     skill: str | Skill,
-    budgets: Budgets | dict[str, Any] | None,
+    budgets: Budgets | BudgetOverrides | dict[str, Any] | None,
     workers: int,
     out_dir: str | Path | None,
     retriever: Any,

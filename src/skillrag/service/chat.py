@@ -516,7 +516,7 @@ class ChatEngine:
         from pydantic_ai.usage import UsageLimits
 
         lines = "\n".join(f"user: {t.question}\nassistant: {t.answer[:500]}" for t in history)
-        prompt = load_prompt("condense").format(history=lines, question=q)
+        prompt = load_prompt("condense").render(history=lines, question=q)
         agent = Agent(turn.prepared.model, output_type=str)
         with model_errors(_model_name(turn.prepared.model)), _counted(turn) as usage:
             res = await agent.run(prompt, usage=usage,
@@ -715,7 +715,7 @@ class ChatEngine:
 
         v, s = turn.view, self.settings
         web_ok = turn.prepared.request.web_search and v.policy.web_mode != "off" and bool(v.policy.web_allowlist)
-        instructions = [load_prompt("chat").format(
+        instructions = [load_prompt("chat").render(
             web_note=" and, when allowed, a few allowlisted web pages" if web_ok else "",
             max_rounds=s.max_retrieval_rounds, max_tool_calls=s.max_tool_calls)]
         if v.manual:

@@ -386,12 +386,9 @@ def export_skill(skill: Skill, dest: str | Path, *, workspace: Path | None = Non
     (``check_skill_folder``).
     """
     if limits is None:
-        from skillrag.workspace.config import HarnessSettings
+        from skillrag.workspace.config import Budgets
 
-        h = HarnessSettings()
-        b = skill.config.budgets
-        limits = BudgetLimits.of({n: getattr(b, n) if getattr(b, n) is not None else getattr(h, n)
-                                  for n in ("max_queries", "max_fetches", "max_save_retries")})
+        limits = BudgetLimits.of(Budgets.resolve(Budgets(), skill.config.budgets))
     front = {k: v for k, v in skill.front_matter.items()}
     front["name"] = skill.name
     front["description"] = skill.description
