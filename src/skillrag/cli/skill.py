@@ -92,7 +92,7 @@ def _tools(workspace: Path | None, skill: str, cases: Path | None = None, *, nee
             cf = _case_file(ws, cases, sk.config.cases)
         except UserError:
             cf = None  # the case only sharpens the warnings: a save never fails for want of it
-    return SkillTools(ws, sk, cf, log_path=ws.runs_dir / "tool_calls.jsonl", surface="cli")
+    return SkillTools(ws, sk, cf, log_path=ws.tool_log, surface="cli")
 
 
 def _read_json(path: Path, what: str) -> Any:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from skillrag.errors import MalformedSourceError
+from skillrag.workspace.runs import RunFolder
 
 __all__ = ["CallLog", "CollectedRun", "attribute_calls", "collect_runs", "read_tool_log", "record_from_calls"]
 
@@ -198,7 +199,7 @@ class CollectedRun:
     @property
     def present(self) -> bool:
         """The harness left something for this case (an output, or a run record of a failed run)."""
-        return (self.folder / "output.json").is_file() or (self.folder / "record.json").is_file()
+        return RunFolder.at(self.folder).present
 
 
 def _read_json(path: Path) -> tuple[Any, str | None]:
@@ -245,7 +246,8 @@ def collect_runs(
     out: dict[str, CollectedRun] = {}
     for cid in case_ids:
         run = CollectedRun(cid, root / cid)
-        out_path, rec_path = run.folder / "output.json", run.folder / "record.json"
+        files = RunFolder.at(run.folder)
+        out_path, rec_path = files.output, files.record
         if out_path.is_file():
             data, err = _read_json(out_path)
             if err is None and not isinstance(data, dict):
@@ -254,7 +256,7 @@ def collect_runs(
         if rec_path.is_file():
             rec, err = _read_json(rec_path)
             if err is None and isinstance(rec, dict):
-                run.record, run.cost_source = rec, "record.json"
+                run.record, run.cost_source = rec, rec_path.name
                 st = rec.get("status")
                 run.record_status = st if isinstance(st, str) else None
                 run.record_error = rec.get("error") if isinstance(rec.get("error"), str) else None

@@ -25,9 +25,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillrag.errors import ModelError, SkillragError, UserError
+from skillrag.errors import SkillragError, UserError
 from skillrag.evaluation.metrics import Reference
-from skillrag.models import Prompt, PromptSet
+from skillrag.models import Prompt, PromptSet, make_agent
 
 __all__ = [
     "JUDGES",
@@ -213,18 +213,6 @@ class JudgeResult(BaseModel):
         return sum(1 for v in self.votes if v.verdict != want)
 
 
-def _resolve_model(spec: Any) -> Any:
-    from pydantic_ai.models import Model
-
-    if isinstance(spec, Model):
-        return spec
-    try:
-        from skillrag.models import resolve_model
-    except ImportError:  # pragma: no cover - the models package is a sibling issue
-        raise ModelError(f"cannot resolve judge model {spec!r}: skillrag.models is not available") from None
-    return resolve_model(spec)
-
-
 def _call_once(agent: Any, prompt: str, model_settings: Any) -> JudgeVote:
     from pydantic_ai.exceptions import AgentRunError, ModelAPIError
 
@@ -258,11 +246,10 @@ def run_judge(
     """
     if calls < 1:
         raise UserError(f"judge calls must be >= 1, got {calls}")
-    from pydantic_ai import Agent
     from pydantic_ai.settings import ModelSettings
 
     prompt = inputs.render(judge)
-    agent = Agent(_resolve_model(model), output_type=str)
+    agent = make_agent(model, str)
     settings = ModelSettings(temperature=temperature) if temperature is not None else None
     votes = []
     for i in range(calls):

@@ -76,12 +76,11 @@ class LLMReasoner:
         self.tokens = 0
 
     def _run(self, output_type: type, prompt: str, validator: Any = None) -> Any:
-        from pydantic_ai import Agent
         from pydantic_ai.exceptions import UnexpectedModelBehavior
 
-        from skillrag.models import counted_usage, model_errors
+        from skillrag.models import counted_usage, make_agent, model_errors
 
-        agent = Agent(self.model, output_type=output_type, system_prompt=self.system, retries=self.retries)
+        agent = make_agent(self.model, output_type, system_prompt=self.system, retries=self.retries)
         if validator is not None:
             agent.output_validator(validator)
         try:

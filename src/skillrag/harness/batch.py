@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from skillrag.errors import SkillragError
-from skillrag.workspace.config import BudgetOverrides
 from skillrag.harness._records import Budgets, RunResult
 from skillrag.harness._run import Harness, make_harness, output_paths, run_case
 from skillrag.skill import CaseFile, Skill, SkillRegistry
-from skillrag.workspace import Workspace
+from skillrag.workspace import RunFolder, Workspace
+from skillrag.workspace.config import BudgetOverrides
 
 __all__ = ["BatchItem", "BatchReport", "is_done", "run_batch"]
 
@@ -58,7 +58,7 @@ class BatchReport:
 
 
 def _paths(ws: Workspace, case_id: str, out_dir: Path | None) -> tuple[Path, Path]:
-    return output_paths(ws, case_id, None if out_dir is None else out_dir / case_id / "output.json")
+    return output_paths(ws, case_id, None if out_dir is None else RunFolder.of(out_dir, case_id).output)
 
 
 def is_done(ws: Workspace, case_id: str, out_dir: Path | None = None) -> bool:
@@ -166,7 +166,7 @@ def _run_batch(
                     skill=skill_obj,
                     budgets=budgets,
                     cases=cases,
-                    out_path=None if base is None else base / cid / "output.json",
+                    out_path=None if base is None else RunFolder.of(base, cid).output,
                     retriever=retriever,
                 )
                 item = BatchItem(

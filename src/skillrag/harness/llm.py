@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from pydantic_ai import Agent, ModelRetry, ToolOutput
+from pydantic_ai import ModelRetry, ToolOutput
 from pydantic_ai.models import Model
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.usage import UsageLimits
@@ -33,7 +33,7 @@ from skillrag.errors import BudgetExceeded, ContractViolation, SkillragError
 from skillrag.harness._prompts import hard_case_method, render_prompt
 from skillrag.harness._records import Step
 from skillrag.harness._session import Session
-from skillrag.models import counted_usage, model_id, resolve_model
+from skillrag.models import counted_usage, make_agent, model_id, resolve_model
 from skillrag.skill import Case, SavedOutput, Skill, render_manual
 from skillrag.skill.views import article_json, case_json, page_json, retrieve_json, save_json
 
@@ -288,7 +288,7 @@ class LLMHarness:
             return {"status": "accepted", **report}
 
         model = _RecordingModel(self.model, session, self.model_name)
-        agent = Agent(
+        agent = make_agent(
             model,
             instructions=instructions,
             tools=[load_case, retrieve, get_article],

@@ -42,7 +42,6 @@ stale page 409 (``ReviewConflict``), missing sign-in on a POST 403, too many wro
 from __future__ import annotations
 
 import difflib
-import hashlib
 import math
 import secrets
 import threading
@@ -256,13 +255,6 @@ def _offset(value: str, what: str) -> int | None:
     return int(value)
 
 
-def _sha_of(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return None
-
-
 def _trace_and_scores(ws: Workspace, view: Any) -> dict[str, Any]:
     """What the case page shows of the run's trace and its judges: ``trace_id`` (from ``record.json``),
     ``trace_link`` (``service.trace_url`` filled in, else None) and ``scores`` (``runs/<case>/scores.json``,
@@ -459,7 +451,9 @@ def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionS
             return problem(request, 400, "Not a case id", str(exc))
         except CaseNotFound:
             return problem(request, 404, "No such run", f"The workspace has no run for case {case_id!r}.")
-        sha = _sha_of(folder / "output.json")
+        from skillrag.evaluation.online import output_sha256
+
+        sha = output_sha256(folder)
         if sha is None:
             return problem(request, 409, "Nothing to review",
                            f"Case {case_id!r} has no saved output (the run did not end accepted).")

@@ -1,6 +1,7 @@
-"""The workspace: the folder on disk, its typed config and its SQLite store."""
+"""The workspace: the folder on disk, its typed config, its SQLite store and its run-folder layout."""
 
 from skillrag.workspace._workspace import Workspace, atomic_write_text, resolve_workspace_dir
 from skillrag.workspace.config import WorkspaceConfig, load_config
+from skillrag.workspace.runs import RunFolder
 
-__all__ = ["Workspace", "WorkspaceConfig", "atomic_write_text", "load_config", "resolve_workspace_dir"]
+__all__ = ["RunFolder", "Workspace", "WorkspaceConfig", "atomic_write_text", "load_config", "resolve_workspace_dir"]
