@@ -28,6 +28,7 @@ def test_public_api_is_pinned():
             "output_paths",
             "run_batch",
             "run_case",
+            "run_each",
         ]
     )
 

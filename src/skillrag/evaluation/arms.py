@@ -21,7 +21,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -402,21 +401,18 @@ def run_evaluation(
                                   metrics=empty, seconds=time.perf_counter() - t0,
                                   finished_at=datetime.now(UTC).isoformat(timespec="seconds"))
 
-        n_done = stats["resumed"]
-        with ThreadPoolExecutor(max_workers=n_workers) as pool:
-            futures = [pool.submit(one, cid) for cid in todo]
-            for fut in as_completed(futures):
-                try:
-                    res = fut.result()
-                except IndexStateError:
-                    pool.shutdown(wait=True, cancel_futures=True)
-                    raise
-                results.append(res)
-                stats["ran"] += 1
-                stats["errors"] += res.status == "error"
-                n_done += 1
-                if on_progress:
-                    on_progress(arm.name, n_done, len(ids))
+        def record(cid: str, res: CaseResult, arm: ArmSpec = arm, results: ResultsFile = results,
+                   stats: dict[str, int] = stats) -> None:
+            results.append(res)
+            stats["ran"] += 1
+            stats["errors"] += res.status == "error"
+            if on_progress:
+                on_progress(arm.name, stats["resumed"] + stats["ran"], len(ids))
+
+        # the one batch loop; an IndexStateError stops the arm: no further case starts, the running ones finish
+        from skillrag.harness import run_each
+
+        run_each(todo, one, workers=n_workers, on_result=record)
     model_name = None if judge_model is None else (judge_model if isinstance(judge_model, str) else
                                                    getattr(judge_model, "model_name", type(judge_model).__name__))
     return EvalRunReport(out_dir=out_dir, n_cases=len(ids), arms=summary, judge_model=model_name)

@@ -10,7 +10,7 @@ status) and ``case.json`` (the case as the agent saw it: no ground truth); ``Run
 from skillrag.harness._records import Budgets, RunRecord, RunResult, RunStatus, Step
 from skillrag.harness._run import HARNESSES, Harness, make_harness, output_paths, run_case
 from skillrag.harness._session import Session
-from skillrag.harness.batch import BatchItem, BatchReport, is_done, run_batch
+from skillrag.harness.batch import BatchItem, BatchReport, is_done, run_batch, run_each
 from skillrag.workspace.runs import RunFolder
 
 __all__ = [
@@ -30,4 +30,5 @@ __all__ = [
     "output_paths",
     "run_batch",
     "run_case",
+    "run_each",
 ]

@@ -451,9 +451,9 @@ def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionS
             return problem(request, 400, "Not a case id", str(exc))
         except CaseNotFound:
             return problem(request, 404, "No such run", f"The workspace has no run for case {case_id!r}.")
-        from skillrag.evaluation.online import output_sha256
+        from skillrag.evaluation import online  # (the form's own `output_sha256` is the hash it was given)
 
-        sha = output_sha256(folder)
+        sha = online.output_sha256(folder)
         if sha is None:
             return problem(request, 409, "Nothing to review",
                            f"Case {case_id!r} has no saved output (the run did not end accepted).")
