@@ -34,7 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from skillrag.errors import MalformedSourceError
+from skillrag.workspace.files import read_text_file
 from skillrag.workspace.runs import RunFolder
 
 __all__ = ["CallLog", "CollectedRun", "attribute_calls", "collect_runs", "read_tool_log", "record_from_calls"]
@@ -56,12 +56,7 @@ def read_tool_log(path: str | Path, *, skill: str | None = None) -> CallLog:
     """Read a tool log (JSONL, one call per line). Lines of another skill are dropped when ``skill``
     is given and the line names one. Raises ``MalformedSourceError`` when the file cannot be read."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise MalformedSourceError(p, "no such tool log") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MalformedSourceError(p, f"cannot read the tool log ({exc})") from None
+    text = read_text_file(p, "tool log")
     calls: list[dict[str, Any]] = []
     bad = 0
     for line in text.splitlines():

@@ -41,13 +41,6 @@ def make_agent(
     API key, ``MissingExtraError`` when the provider SDK is not installed."""
     from pydantic_ai import Agent
 
-    return Agent(
-        resolve_model(model, settings=settings),
-        output_type=output_type,
-        instructions=instructions,
-        system_prompt=system_prompt,
-        tools=tools,
-        retries=retries,
-        model_settings=model_settings,
-        defer_model_check=defer_model_check,
-    )
+    return Agent(resolve_model(model, settings=settings), output_type=output_type, instructions=instructions,
+                 system_prompt=system_prompt, tools=tools, retries=retries, model_settings=model_settings,
+                 defer_model_check=defer_model_check)

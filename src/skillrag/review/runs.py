@@ -387,7 +387,7 @@ def _load_case(ws: Workspace, folder: Path, skill_cases: str | None, problems: l
             err = exc.errors()[0]
             problems.append(f"case.json: {'.'.join(map(str, err['loc'])) or '(top)'}: {err['msg']}")
     candidates = [ws.root / skill_cases] if skill_cases else []
-    candidates.append(ws.root / "cases.jsonl")
+    candidates.append(ws.default_cases)
     for path in candidates:
         if not path.is_file():
             continue

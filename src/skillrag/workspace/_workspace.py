@@ -89,6 +89,11 @@ class Workspace:
     def runs_dir(self) -> Path:
         return self.root / "runs"
 
+    @property
+    def default_cases(self) -> Path:
+        """``cases.jsonl`` at the root: the case file used when neither ``--cases`` nor the skill names one."""
+        return self.root / "cases.jsonl"
+
     def run_folder(self, case_id: str) -> RunFolder:
         """``runs/<case_id>/``: the files of the case's run (``RunFolder``); ``InvalidIdError`` for an id
         that is not a plain case id."""
