@@ -80,6 +80,14 @@ def _tools(workspace: Path | None, skill: str, cases: Path | None = None, *, nee
 
 
 # -- cases ---------------------------------------------------------------------------------------
+def _cases_written(n: int, out: Path, json_out: bool) -> None:
+    """What `cases tau2` and `cases import` print once ``n`` cases are written to ``out``."""
+    if json_out:
+        print_json({"cases": n, "path": str(out)})
+    else:
+        console.print(f"{n} cases written to {out}")
+
+
 def _not_the_input(out: Path, source: Path) -> None:
     """An import never writes over the file it reads (found by a new user: `-o` naming the input replaced
     the dialogues with the cases made from them)."""
@@ -104,11 +112,7 @@ def cases_import_tau2(
     benchmark's clock (the date the task states), never today."""
     _not_the_input(out, tasks)
     records = import_tau2(tasks, domain=domain, as_of=as_of)
-    n = write_cases(out, records)
-    if json_out:
-        print_json({"cases": n, "path": str(out)})
-    else:
-        console.print(f"{n} cases written to {out}")
+    _cases_written(write_cases(out, records), out, json_out)
 
 
 @cases_app.command("import")
@@ -155,11 +159,7 @@ def cases_import(
     recs = import_cases(file, spec)
     if not recs:
         raise UserError(f"{file}: no records to import")
-    n = write_cases(out, recs)
-    if json_out:
-        print_json({"cases": n, "path": str(out)})
-    else:
-        console.print(f"{n} cases written to {out}")
+    _cases_written(write_cases(out, recs), out, json_out)
 
 
 @cases_app.command("export-approved")

@@ -97,42 +97,24 @@ class _RecordingModel(WrapperModel):
         self._name = name
 
     async def request(self, messages, model_settings, model_request_parameters):  # type: ignore[override]
-        rec = self._session.record
         t0 = time.perf_counter()
         try:
             response = await super().request(messages, model_settings, model_request_parameters)
         except Exception as exc:
-            ms = (time.perf_counter() - t0) * 1000
-            rec.model_ms += ms
-            rec.model_calls += 1
-            rec.steps.append(
-                Step(
-                    kind="model",
-                    name=self._name,
-                    ms=ms,
-                    ok=False,
-                    error=str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__,
-                )
-            )
+            self._note(t0, ok=False, error=str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__)
             raise
-        ms = (time.perf_counter() - t0) * 1000
         usage = response.usage
-        calls = [getattr(p, "tool_name", None) for p in response.parts]
-        named = [c for c in calls if c]
-        detail = "calls: " + ", ".join(named) if named else "text"
+        named = [c for c in (getattr(p, "tool_name", None) for p in response.parts) if c]
+        self._note(t0, detail="calls: " + ", ".join(named) if named else "text",
+                   input_tokens=int(usage.input_tokens or 0), output_tokens=int(usage.output_tokens or 0))
+        return response
+
+    def _note(self, t0: float, **step: Any) -> None:
+        """Count one model call that began at ``t0`` (``perf_counter``) in the run record, as a ``Step``."""
+        rec, ms = self._session.record, (time.perf_counter() - t0) * 1000
         rec.model_ms += ms
         rec.model_calls += 1
-        rec.steps.append(
-            Step(
-                kind="model",
-                name=self._name,
-                ms=ms,
-                detail=detail,
-                input_tokens=int(usage.input_tokens or 0),
-                output_tokens=int(usage.output_tokens or 0),
-            )
-        )
-        return response
+        rec.steps.append(Step(kind="model", name=self._name, ms=ms, **step))
 
 
 class LLMHarness:

@@ -60,6 +60,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 
 from skillrag.errors import CaseNotFound, ContractViolation, InvalidIdError, ReviewConflict, UserError
+from skillrag.models import package_text
 from skillrag.review import (
     STATES,
     ReviewStore,
@@ -279,8 +280,7 @@ def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionS
     sessions = sessions or SessionStore()
     throttle = throttle or LoginThrottle()
     store = ReviewStore(ws)
-    static = {name: (resources.files("skillrag.service") / "templates" / "review" / name).read_text("utf-8")
-              for name in _STATIC}
+    static = {name: package_text("skillrag.service", "templates", "review", name) for name in _STATIC}
     router = APIRouter(prefix="/review", include_in_schema=False)
 
     def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
