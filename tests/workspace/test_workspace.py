@@ -169,7 +169,7 @@ def test_run_folder_owns_the_layout(tmp_path):
     assert (run.output.name, run.record.name, run.case.name, run.scores.name) == (
         "output.json", "record.json", "case.json", "scores.json")
     assert run.folder == tmp_path / "runs" / "c_1" and run.case_id == "c_1"
-    flat = RunFolder(tmp_path / "arm" / "c_1.json")  # an evaluation arm's or `run --out` output
+    flat = RunFolder.flat(tmp_path / "arm", "c_1")  # an evaluation arm's output (or `run --out OUT.json`)
     assert (flat.record.name, flat.case.name, flat.case_id) == ("c_1.record.json", "c_1.case.json", "c_1")
     assert RunFolder.beside(flat.record) == flat and RunFolder.beside(run.case) == run
     assert not run.present

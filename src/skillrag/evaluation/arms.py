@@ -31,7 +31,7 @@ from skillrag.errors import EmptyInputError, IndexStateError, SkillragError, Use
 from skillrag.evaluation.config import ArmSpec, EvalConfig
 from skillrag.evaluation.judges import JudgeResult, judge_inputs, not_judged, run_judge
 from skillrag.evaluation.metrics import Reference, ScoredCase, ToolLocator, compute_metrics, tool_gaps
-from skillrag.workspace import Workspace
+from skillrag.workspace import RunFolder, Workspace
 from skillrag.workspace.config import BudgetOverrides
 
 __all__ = [
@@ -146,7 +146,7 @@ def harness_runner(
     def run(ws: Workspace, case: Any, arm: ArmSpec, budget: BudgetOverrides) -> Any:
         from skillrag.harness import run_case
 
-        out_path = runs_dir / arm.name / f"{case.case_id}.json" if runs_dir else None
+        out_path = RunFolder.flat(runs_dir / arm.name, case.case_id).output if runs_dir else None
         return run_case(
             ws, case, harness=arm.harness, model=arm.model, skill=arm.skill, budgets=budget,
             cases=case_file, out_path=out_path, retriever=retriever_for(ws, arm),

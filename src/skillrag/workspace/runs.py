@@ -48,6 +48,12 @@ class RunFolder:
         return cls(Path(runs_dir) / check_id(case_id, "case") / OUTPUT_FILE)
 
     @classmethod
+    def flat(cls, folder: Path, case_id: str) -> RunFolder:
+        """``folder/<case_id>.json``, its companions beside it (an evaluation arm's ``RUNS/ARM/C.json``);
+        ``InvalidIdError`` as in ``of``."""
+        return cls(Path(folder) / f"{check_id(case_id, 'case')}.json")
+
+    @classmethod
     def at(cls, folder: Path) -> RunFolder:
         """The run folder ``folder`` itself (``runs/C``), whatever its name."""
         return cls(Path(folder) / OUTPUT_FILE)
