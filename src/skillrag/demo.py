@@ -123,7 +123,7 @@ def run_demo(
     def _ingest() -> str:
         ws = ws_box[0]
         rep = ingest(ws, [HELP_CENTER])
-        cases_path = ws.root / "cases.jsonl"  # the default case file of `skillrag run`
+        cases_path = ws.default_cases  # the default case file of `skillrag run`
         if not cases_path.exists() or cases_path.read_bytes() != CASES.read_bytes():
             atomic_write_text(cases_path, CASES.read_text(encoding="utf-8"))
         return ", ".join(f"{v} {k}" for k, v in rep.counts().items()) + f"; cases at {cases_path}"

@@ -174,3 +174,26 @@ def test_tool_gaps_reach_the_report(setup, tmp_path):
     report = summarize(load_results(out))
     assert sum(report.arms[0].tool_gaps.values()) == 3
     assert "Where the expected tools stand" in write_report(report, out)["md"].read_text()
+
+
+def test_an_arm_budget_is_resolved_over_the_skill_and_workspace_by_the_one_resolver(setup, tmp_path):
+    """An arm's ``budget`` takes any of the run budgets (``BudgetOverrides``), not only queries and fetches;
+    what it leaves unset comes from the skill, then the workspace (``Budgets.resolve``)."""
+    from pydantic import ValidationError
+
+    ws, cases = setup
+    cf = CaseFile(cases)
+    cfg = EvalConfig.model_validate({
+        "name": "it", "cases": str(cases), "case_ids": ["lost"],
+        "arms": [{"name": "a", "backend": "direct", "mode": "bm25",
+                  "budget": {"max_queries": 2, "max_save_retries": 1, "max_seconds": 30}}],
+    })
+    out = tmp_path / "out"
+    runner = harness_runner(cf, out / "runs", retriever_factory=lambda w, arm: FakeRetriever(w))
+    run_evaluation(ws, cfg, out, case_file=cf, runner=runner)
+    got = ResultsFile(out / "results" / "a.jsonl").load()["lost"].record["budgets"]
+    # cs-guidance's skill.yaml sets max_fetches 12 and leaves max_tokens to the workspace (200000)
+    assert (got["max_queries"], got["max_save_retries"], got["max_seconds"], got["max_fetches"],
+            got["max_tokens"]) == (2, 1, 30.0, 12, 200_000)
+    with pytest.raises(ValidationError, match="max_queries"):
+        EvalConfig.model_validate({"name": "x", "cases": str(cases), "arms": [{"name": "a", "budget": {"max_queries": 0}}]})

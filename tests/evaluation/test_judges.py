@@ -29,7 +29,7 @@ REF = Reference(case_id="c1", reference_guidance="Recommend Platinum Rewards and
 
 def test_prompts_load_with_declared_placeholders():
     for name, spec in JUDGES.items():
-        text = load_prompt(name)
+        text = load_prompt(name).template
         assert "VERDICT: accept" in text
         rendered = judge_inputs(CASE, OUTPUT, REF).render(name)
         assert "{" not in rendered.replace("{}", "")  # every placeholder filled

@@ -159,3 +159,22 @@ def test_writer_names_a_live_lock_holder_and_ignores_a_killed_ones_note(tmp_path
     (ws.state_dir / "write.lock.json").write_text(json.dumps({"command": "index", "pid": int(gone.stdout),
                                                               "since": "2026-12-01 00:00:00 UTC"}))
     assert ws.writer() is None  # a SIGKILLed writer leaves its note: no one is writing
+
+
+def test_run_folder_owns_the_layout(tmp_path):
+    from skillrag.errors import InvalidIdError
+    from skillrag.workspace import RunFolder
+
+    run = RunFolder.of(tmp_path / "runs", "c_1")
+    assert (run.output.name, run.record.name, run.case.name, run.scores.name) == (
+        "output.json", "record.json", "case.json", "scores.json")
+    assert run.folder == tmp_path / "runs" / "c_1" and run.case_id == "c_1"
+    flat = RunFolder.flat(tmp_path / "arm", "c_1")  # an evaluation arm's output (or `run --out OUT.json`)
+    assert (flat.record.name, flat.case.name, flat.case_id) == ("c_1.record.json", "c_1.case.json", "c_1")
+    assert RunFolder.beside(flat.record) == flat and RunFolder.beside(run.case) == run
+    assert not run.present
+    run.folder.mkdir(parents=True)
+    run.record.write_text("{}")
+    assert run.present  # a failed run leaves only its record
+    with pytest.raises(InvalidIdError):
+        RunFolder.of(tmp_path, "a/../b")

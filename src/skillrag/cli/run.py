@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
@@ -18,11 +17,20 @@ from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from skillrag.cli._common import JsonOpt, WorkspaceOpt, console, err_console, open_workspace, print_json
+from skillrag.cli._common import (
+    CasesOpt,
+    JsonOpt,
+    WorkspaceOpt,
+    console,
+    err_console,
+    open_cases,
+    open_workspace,
+    print_json,
+)
 from skillrag.errors import MalformedSourceError, UserError
 from skillrag.harness import HARNESSES, BatchItem, RunResult, make_harness, run_batch, run_case
 from skillrag.skill import Case, CaseFile, CaseRecord, SkillRegistry
-from skillrag.workspace import Workspace
+from skillrag.workspace.files import read_json_file
 
 HarnessOpt = Annotated[
     str | None,
@@ -47,26 +55,6 @@ GuidedOpt = Annotated[
         help="llm harness: force the next workflow tool on every turn (small local models).",
     ),
 ]
-CasesOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--cases",
-        envvar="SKILLRAG_CASES",
-        show_default=False,
-        help="Case file (JSONL). Default: the skill's `cases` setting, else WORKSPACE/cases.jsonl.",
-    ),
-]
-
-
-def _case_file(ws: Workspace, cases: Path | None, skill_cases: str | None) -> CaseFile:
-    if cases is not None:
-        return CaseFile(cases)
-    if skill_cases:
-        return CaseFile(ws.root / skill_cases)
-    default = ws.root / "cases.jsonl"
-    if default.is_file():
-        return CaseFile(default)
-    raise UserError("no case file: pass --cases FILE (or set $SKILLRAG_CASES)")
 
 
 def _out_file(out: str | None) -> Path | None:
@@ -84,14 +72,7 @@ def _out_file(out: str | None) -> Path | None:
 
 
 def _read_case(path: Path) -> Case:
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise MalformedSourceError(path, "no such case file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MalformedSourceError(path, f"cannot read ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise MalformedSourceError(path, f"not JSON ({exc.msg} at line {exc.lineno})") from None
+    raw = read_json_file(path, "case file")
     if not isinstance(raw, dict):
         raise MalformedSourceError(path, "a case file for --case holds one JSON object")
     try:
@@ -190,7 +171,7 @@ def register(app: typer.Typer) -> None:
                 raise UserError(
                     "pass --case FILE, or --case-id ID with --cases FILE (run-batch runs a whole file)"
                 )
-            case_file = _case_file(ws, cases, skill_obj.config.cases)
+            case_file = open_cases(ws, cases, skill_obj.config.cases)
             the_case = case_file.load(case_id)
         runner = make_harness(ws, harness or cfg.harness, model, guided=guided)
         res = run_case(ws, the_case, harness=runner, skill=skill_obj, cases=case_file, out_path=out_path)
@@ -237,7 +218,7 @@ def register(app: typer.Typer) -> None:
         ws = open_workspace(workspace)
         cfg = ws.config.harness
         skill_obj = SkillRegistry(ws).get(skill or cfg.skill)
-        case_file = _case_file(ws, cases, skill_obj.config.cases)
+        case_file = open_cases(ws, cases, skill_obj.config.cases)
         id_list = [i.strip() for i in ids.split(",") if i.strip()] if ids else None
         name = harness or cfg.harness
         total = len(id_list) if id_list is not None else len(case_file)

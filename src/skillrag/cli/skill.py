@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from skillrag.cli._common import (
+    CasesOpt,
     JsonOpt,
     WorkspaceOpt,
     console,
     err_console,
+    open_cases,
     open_workspace,
     print_json,
     write_raw,
@@ -22,7 +23,6 @@ from skillrag.cli._common import (
 from skillrag.errors import ContractViolation, MalformedSourceError, UserError
 from skillrag.skill import (
     BudgetLimits,
-    CaseFile,
     SkillRegistry,
     SkillTools,
     check_skill_folder,
@@ -49,13 +49,9 @@ from skillrag.skill.views import (
 )
 from skillrag.workspace import Workspace
 from skillrag.workspace.config import MAX_K
+from skillrag.workspace.files import read_json_file
 
 SkillOpt = Annotated[str, typer.Option("--skill", "-s", help="Skill name (a folder under skills/).")]
-CasesOpt = Annotated[
-    Path | None,
-    typer.Option("--cases", envvar="SKILLRAG_CASES", show_default=False,
-                 help="Case file (JSONL). Default: the skill's `cases` setting, else WORKSPACE/cases.jsonl."),
-]
 
 cases_app = typer.Typer(help="Support cases: import, list, show (agent-facing fields only), export approved runs.",
                          no_args_is_help=True)
@@ -66,18 +62,6 @@ skill_app = typer.Typer(help="Skills: list, show, install, ingest references, ex
 
 
 # -- helpers -------------------------------------------------------------------------------------
-def _case_file(ws: Workspace | None, cases: Path | None, skill_cases: str | None = None) -> CaseFile:
-    if cases is not None:
-        return CaseFile(cases)
-    if ws is not None:
-        if skill_cases:
-            return CaseFile(ws.root / skill_cases)
-        default = ws.root / "cases.jsonl"
-        if default.is_file():
-            return CaseFile(default)
-    raise UserError("no case file: pass --cases FILE (or set $SKILLRAG_CASES)")
-
-
 def _tools(workspace: Path | None, skill: str, cases: Path | None = None, *, need_cases: bool = False,
            want_cases: bool = False) -> SkillTools:
     """The tools of ``skill``; ``need_cases``: the case file must be found (else a one-line error);
@@ -86,31 +70,24 @@ def _tools(workspace: Path | None, skill: str, cases: Path | None = None, *, nee
     sk = SkillRegistry(ws).get(skill)
     cf = None
     if need_cases:
-        cf = _case_file(ws, cases, sk.config.cases)
+        cf = open_cases(ws, cases, sk.config.cases)
     elif want_cases:
         try:
-            cf = _case_file(ws, cases, sk.config.cases)
+            cf = open_cases(ws, cases, sk.config.cases)
         except UserError:
             cf = None  # the case only sharpens the warnings: a save never fails for want of it
-    return SkillTools(ws, sk, cf, log_path=ws.runs_dir / "tool_calls.jsonl", surface="cli")
-
-
-def _read_json(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise MalformedSourceError(path, f"no such {what} file") from None
-    except IsADirectoryError:
-        raise MalformedSourceError(path, "is a folder, not a JSON file") from None
-    except OSError as exc:
-        raise MalformedSourceError(path, f"cannot read the {what} file ({exc.strerror})") from None
-    except UnicodeDecodeError as exc:
-        raise MalformedSourceError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise MalformedSourceError(path, f"not JSON ({exc.msg} at line {exc.lineno})") from None
+    return SkillTools(ws, sk, cf, log_path=ws.tool_log, surface="cli")
 
 
 # -- cases ---------------------------------------------------------------------------------------
+def _cases_written(n: int, out: Path, json_out: bool) -> None:
+    """What `cases tau2` and `cases import` print once ``n`` cases are written to ``out``."""
+    if json_out:
+        print_json({"cases": n, "path": str(out)})
+    else:
+        console.print(f"{n} cases written to {out}")
+
+
 def _not_the_input(out: Path, source: Path) -> None:
     """An import never writes over the file it reads (found by a new user: `-o` naming the input replaced
     the dialogues with the cases made from them)."""
@@ -135,11 +112,7 @@ def cases_import_tau2(
     benchmark's clock (the date the task states), never today."""
     _not_the_input(out, tasks)
     records = import_tau2(tasks, domain=domain, as_of=as_of)
-    n = write_cases(out, records)
-    if json_out:
-        print_json({"cases": n, "path": str(out)})
-    else:
-        console.print(f"{n} cases written to {out}")
+    _cases_written(write_cases(out, records), out, json_out)
 
 
 @cases_app.command("import")
@@ -186,11 +159,7 @@ def cases_import(
     recs = import_cases(file, spec)
     if not recs:
         raise UserError(f"{file}: no records to import")
-    n = write_cases(out, recs)
-    if json_out:
-        print_json({"cases": n, "path": str(out)})
-    else:
-        console.print(f"{n} cases written to {out}")
+    _cases_written(write_cases(out, recs), out, json_out)
 
 
 @cases_app.command("export-approved")
@@ -221,7 +190,7 @@ def cases_export_approved(
 def cases_list(cases: CasesOpt = None, workspace: WorkspaceOpt = None, json_out: JsonOpt = False) -> None:
     """List the cases of a case file: id, contact reason, counts."""
     ws = _maybe_ws(workspace) if cases is None else None
-    cf = _case_file(ws, cases)
+    cf = open_cases(ws, cases)
     rows = [c.model_dump(mode="json", include={"case_id", "contact_reason", "n_messages", "n_notes"})
             for c in cf.cases()]
     if json_out:
@@ -242,7 +211,7 @@ def cases_show(
 ) -> None:
     """Print one case as the agent sees it (JSON, no ground truth)."""
     ws = _maybe_ws(workspace) if cases is None else None
-    print_json(_case_file(ws, cases).load(case_id).model_dump(mode="json"))
+    print_json(open_cases(ws, cases).load(case_id).model_dump(mode="json"))
 
 
 def _maybe_ws(workspace: Path | None) -> Workspace | None:
@@ -375,7 +344,7 @@ def tool_save_output(
     if file is None:
         raise UserError("give the output file to save (OUT.json), or --status CASE_ID to see the last save")
     t = _tools(workspace, skill, cases, want_cases=True)
-    output = _read_json(file, "output")
+    output = read_json_file(file, "output file")
     if not isinstance(output, dict):
         raise ContractViolation([f"output must be a JSON object, got {type(output).__name__}"])
     try:
@@ -398,9 +367,9 @@ def validate_cmd(
 ) -> None:
     """Check an output against the evidence contract (and, for a saved output, its stored offsets).
     Exit 0 accepted, 1 rejected, 2 usage error."""
-    output = _read_json(file, "output")
+    output = read_json_file(file, "output file")
     if articles is not None:
-        bodies = _read_json(articles, "articles")
+        bodies = read_json_file(articles, "articles file")
         if not isinstance(bodies, dict) or not all(isinstance(v, str) for v in bodies.values()):
             raise MalformedSourceError(articles, "expected a JSON object mapping article id to body text")
         reasons, notes = validate_output(output, bodies, ContractLimits()), []
@@ -536,7 +505,7 @@ def mcp_cmd(workspace: WorkspaceOpt = None, skill: SkillOpt = "cs-guidance", cas
     sk = SkillRegistry(ws).get(skill)
     cf = None
     try:
-        cf = _case_file(ws, cases, sk.config.cases)
+        cf = open_cases(ws, cases, sk.config.cases)
     except UserError:
         cf = None  # load_case then answers with a clear tool error
     serve_stdio(ws, skill=skill, cases=cf)

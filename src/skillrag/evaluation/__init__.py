@@ -28,7 +28,6 @@ from skillrag.evaluation.collect import CollectedRun, attribute_calls, collect_r
 from skillrag.evaluation.config import (
     ArmSpec,
     BenchmarkRef,
-    EffortBudget,
     EvalConfig,
     JudgeSettings,
     load_eval_config,
@@ -82,7 +81,6 @@ __all__ = [
     "BenchmarkRef",
     "CaseResult",
     "CollectedRun",
-    "EffortBudget",
     "EvalConfig",
     "JudgeInputs",
     "JudgeResult",

@@ -21,7 +21,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -29,10 +28,11 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillrag.errors import EmptyInputError, IndexStateError, SkillragError, UserError
-from skillrag.evaluation.config import ArmSpec, EffortBudget, EvalConfig
+from skillrag.evaluation.config import ArmSpec, EvalConfig
 from skillrag.evaluation.judges import JudgeResult, judge_inputs, not_judged, run_judge
 from skillrag.evaluation.metrics import Reference, ScoredCase, ToolLocator, compute_metrics, tool_gaps
-from skillrag.workspace import Workspace
+from skillrag.workspace import RunFolder, Workspace
+from skillrag.workspace.config import BudgetOverrides
 
 __all__ = [
     "ArmPreparer",
@@ -106,7 +106,7 @@ class ResultsFile:
 class CaseRunner(Protocol):
     """Runs one case for one arm; returns an object with ``status``, ``output`` and ``record``."""
 
-    def __call__(self, ws: Workspace, case: Any, arm: ArmSpec, budget: EffortBudget) -> Any: ...
+    def __call__(self, ws: Workspace, case: Any, arm: ArmSpec, budget: BudgetOverrides) -> Any: ...
 
 
 #: Builds the workspace an arm runs in: ``(ws, arm, out_dir) -> Workspace``.
@@ -143,13 +143,12 @@ def harness_runner(
                 retrievers[arm.name] = retriever_factory(ws, arm)
             return retrievers[arm.name]
 
-    def run(ws: Workspace, case: Any, arm: ArmSpec, budget: EffortBudget) -> Any:
+    def run(ws: Workspace, case: Any, arm: ArmSpec, budget: BudgetOverrides) -> Any:
         from skillrag.harness import run_case
 
-        budgets = {k: v for k, v in budget.model_dump().items() if v is not None} or None
-        out_path = runs_dir / arm.name / f"{case.case_id}.json" if runs_dir else None
+        out_path = RunFolder.flat(runs_dir / arm.name, case.case_id).output if runs_dir else None
         return run_case(
-            ws, case, harness=arm.harness, model=arm.model, skill=arm.skill, budgets=budgets,
+            ws, case, harness=arm.harness, model=arm.model, skill=arm.skill, budgets=budget,
             cases=case_file, out_path=out_path, retriever=retriever_for(ws, arm),
         )
 
@@ -383,7 +382,7 @@ def run_evaluation(
         arm_ws = preparer(ws, arm, out_dir)
         budget = config.budget_for(arm)
 
-        def one(cid: str, arm: ArmSpec = arm, arm_ws: Workspace = arm_ws, budget: EffortBudget = budget) -> CaseResult:
+        def one(cid: str, arm: ArmSpec = arm, arm_ws: Workspace = arm_ws, budget: BudgetOverrides = budget) -> CaseResult:
             t0 = time.perf_counter()
             case = cases[cid]
             try:
@@ -402,21 +401,18 @@ def run_evaluation(
                                   metrics=empty, seconds=time.perf_counter() - t0,
                                   finished_at=datetime.now(UTC).isoformat(timespec="seconds"))
 
-        n_done = stats["resumed"]
-        with ThreadPoolExecutor(max_workers=n_workers) as pool:
-            futures = [pool.submit(one, cid) for cid in todo]
-            for fut in as_completed(futures):
-                try:
-                    res = fut.result()
-                except IndexStateError:
-                    pool.shutdown(wait=True, cancel_futures=True)
-                    raise
-                results.append(res)
-                stats["ran"] += 1
-                stats["errors"] += res.status == "error"
-                n_done += 1
-                if on_progress:
-                    on_progress(arm.name, n_done, len(ids))
+        def record(cid: str, res: CaseResult, arm: ArmSpec = arm, results: ResultsFile = results,
+                   stats: dict[str, int] = stats) -> None:
+            results.append(res)
+            stats["ran"] += 1
+            stats["errors"] += res.status == "error"
+            if on_progress:
+                on_progress(arm.name, stats["resumed"] + stats["ran"], len(ids))
+
+        # the one batch loop; an IndexStateError stops the arm: no further case starts, the running ones finish
+        from skillrag.harness import run_each
+
+        run_each(todo, one, workers=n_workers, on_result=record)
     model_name = None if judge_model is None else (judge_model if isinstance(judge_model, str) else
                                                    getattr(judge_model, "model_name", type(judge_model).__name__))
     return EvalRunReport(out_dir=out_dir, n_cases=len(ids), arms=summary, judge_model=model_name)

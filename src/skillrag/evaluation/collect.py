@@ -34,7 +34,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from skillrag.errors import MalformedSourceError
+from skillrag.workspace.files import read_text_file
+from skillrag.workspace.runs import RunFolder
 
 __all__ = ["CallLog", "CollectedRun", "attribute_calls", "collect_runs", "read_tool_log", "record_from_calls"]
 
@@ -55,12 +56,7 @@ def read_tool_log(path: str | Path, *, skill: str | None = None) -> CallLog:
     """Read a tool log (JSONL, one call per line). Lines of another skill are dropped when ``skill``
     is given and the line names one. Raises ``MalformedSourceError`` when the file cannot be read."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise MalformedSourceError(p, "no such tool log") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MalformedSourceError(p, f"cannot read the tool log ({exc})") from None
+    text = read_text_file(p, "tool log")
     calls: list[dict[str, Any]] = []
     bad = 0
     for line in text.splitlines():
@@ -198,7 +194,7 @@ class CollectedRun:
     @property
     def present(self) -> bool:
         """The harness left something for this case (an output, or a run record of a failed run)."""
-        return (self.folder / "output.json").is_file() or (self.folder / "record.json").is_file()
+        return RunFolder.at(self.folder).present
 
 
 def _read_json(path: Path) -> tuple[Any, str | None]:
@@ -245,7 +241,8 @@ def collect_runs(
     out: dict[str, CollectedRun] = {}
     for cid in case_ids:
         run = CollectedRun(cid, root / cid)
-        out_path, rec_path = run.folder / "output.json", run.folder / "record.json"
+        files = RunFolder.at(run.folder)
+        out_path, rec_path = files.output, files.record
         if out_path.is_file():
             data, err = _read_json(out_path)
             if err is None and not isinstance(data, dict):
@@ -254,7 +251,7 @@ def collect_runs(
         if rec_path.is_file():
             rec, err = _read_json(rec_path)
             if err is None and isinstance(rec, dict):
-                run.record, run.cost_source = rec, "record.json"
+                run.record, run.cost_source = rec, rec_path.name
                 st = rec.get("status")
                 run.record_status = st if isinstance(st, str) else None
                 run.record_error = rec.get("error") if isinstance(rec.get("error"), str) else None

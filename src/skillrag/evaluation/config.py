@@ -29,22 +29,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from skillrag.errors import ConfigError
 from skillrag.evaluation.judges import JUDGES
 from skillrag.evaluation.metrics import METRICS
-from skillrag.workspace.config import load_yaml_model
+from skillrag.workspace.config import BudgetOverrides, load_yaml_model
 
-__all__ = ["ArmSpec", "BenchmarkRef", "EffortBudget", "EvalConfig", "JudgeSettings", "load_eval_config"]
+__all__ = ["ArmSpec", "BenchmarkRef", "EvalConfig", "JudgeSettings", "load_eval_config"]
 
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$"
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class EffortBudget(_Strict):
-    """A per-case retrieval budget; with ``matched_effort`` every arm gets the same one."""
-
-    max_queries: int | None = Field(None, ge=1, description="retrieve calls per case.")
-    max_fetches: int | None = Field(None, ge=0, description="get_article calls per case.")
 
 
 class ArmSpec(_Strict):
@@ -59,7 +52,8 @@ class ArmSpec(_Strict):
     variant: Literal["full", "no-merge", "no-intent", "pooled-links"] = Field(
         "full", description="Navigation-layer variant (wiki backend only)."
     )
-    budget: EffortBudget = Field(default_factory=EffortBudget, description="Arm budget (unless matched_effort).")
+    budget: BudgetOverrides = Field(default_factory=BudgetOverrides,
+                                    description="Arm budgets (unless matched_effort).")
 
     @model_validator(mode="after")
     def _check(self) -> ArmSpec:
@@ -106,8 +100,8 @@ class EvalConfig(_Strict):
     arms: list[ArmSpec] = Field(min_length=1, description="The arms, in report order.")
     reference_arm: str | None = Field(None, description="Arm the others are tested against (default: first).")
     workers: int = Field(1, ge=1, le=64, description="Cases run at once per arm.")
-    matched_effort: EffortBudget | None = Field(
-        None, description="When set, every arm gets this query/fetch budget (overrides arm budgets)."
+    matched_effort: BudgetOverrides | None = Field(
+        None, description="When set, every arm gets these budgets (overrides arm budgets)."
     )
     metrics: list[str] | None = Field(None, description="Metric names (default: every registered metric).")
     judge: JudgeSettings | None = Field(None, description="LLM judges (default: none, or models.judge).")
@@ -142,7 +136,7 @@ class EvalConfig(_Strict):
                 return a
         raise ConfigError(f"no arm named {name!r}")
 
-    def budget_for(self, arm: ArmSpec) -> EffortBudget:
+    def budget_for(self, arm: ArmSpec) -> BudgetOverrides:
         """The budget an arm runs under: ``matched_effort`` when set, else the arm's own."""
         return self.matched_effort if self.matched_effort is not None else arm.budget
 

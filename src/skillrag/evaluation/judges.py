@@ -19,17 +19,15 @@ guidance or snippet texts with their article ids: never navigation pages, run re
 from __future__ import annotations
 
 import re
-import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillrag.errors import ConfigError, ModelError, SkillragError, UserError
+from skillrag.errors import SkillragError, UserError
 from skillrag.evaluation.metrics import Reference
+from skillrag.models import Prompt, PromptSet, make_agent
 
 __all__ = [
     "JUDGES",
@@ -84,22 +82,19 @@ JUDGES: dict[str, JudgeSpec] = {
 }
 
 
-@cache
-def load_prompt(name: str) -> str:
-    """The prompt template of judge ``name``, checked: its placeholders are exactly the declared ones.
+#: The judges' prompts (``prompts/<judge>.md``), loaded by the one loader (``skillrag.models.PromptSet``).
+_PROMPTS = PromptSet("skillrag.evaluation", {j.prompt_file: j.placeholders for j in JUDGES.values()})
+
+
+def load_prompt(name: str) -> Prompt:
+    """The prompt of judge ``name``, checked: its placeholders are exactly the declared ones.
 
     Raises ``UserError`` for an unknown judge and ``ConfigError`` when the file's placeholders differ.
     """
     spec = JUDGES.get(name)
     if spec is None:
         raise UserError(f"unknown judge {name!r} (choose from: {', '.join(JUDGES)})")
-    text = resources.files("skillrag.evaluation").joinpath("prompts", spec.prompt_file).read_text("utf-8")
-    found = {field for _, field, _, _ in string.Formatter().parse(text) if field is not None}
-    if found != spec.placeholders:
-        raise ConfigError(
-            f"prompt {spec.prompt_file}: placeholders {sorted(found)} != expected {sorted(spec.placeholders)}"
-        )
-    return text
+    return _PROMPTS.load(spec.prompt_file)
 
 
 class JudgeInputs(BaseModel):
@@ -117,7 +112,7 @@ class JudgeInputs(BaseModel):
     def render(self, judge: str) -> str:
         spec = JUDGES[judge]
         values = {k: getattr(self, k) for k in spec.placeholders}
-        return load_prompt(judge).format(**values)
+        return load_prompt(judge).render(**values)
 
 
 def _text_block(value: Any) -> str:
@@ -218,18 +213,6 @@ class JudgeResult(BaseModel):
         return sum(1 for v in self.votes if v.verdict != want)
 
 
-def _resolve_model(spec: Any) -> Any:
-    from pydantic_ai.models import Model
-
-    if isinstance(spec, Model):
-        return spec
-    try:
-        from skillrag.models import resolve_model
-    except ImportError:  # pragma: no cover - the models package is a sibling issue
-        raise ModelError(f"cannot resolve judge model {spec!r}: skillrag.models is not available") from None
-    return resolve_model(spec)
-
-
 def _call_once(agent: Any, prompt: str, model_settings: Any) -> JudgeVote:
     from pydantic_ai.exceptions import AgentRunError, ModelAPIError
 
@@ -263,11 +246,10 @@ def run_judge(
     """
     if calls < 1:
         raise UserError(f"judge calls must be >= 1, got {calls}")
-    from pydantic_ai import Agent
     from pydantic_ai.settings import ModelSettings
 
     prompt = inputs.render(judge)
-    agent = Agent(_resolve_model(model), output_type=str)
+    agent = make_agent(model, str)
     settings = ModelSettings(temperature=temperature) if temperature is not None else None
     votes = []
     for i in range(calls):

@@ -28,15 +28,13 @@ from typing import Any
 from skillrag.errors import ConfigError
 from skillrag.evaluation.judges import JUDGES, JudgeResult, judge_inputs, run_judge
 from skillrag.evaluation.metrics import Reference
-from skillrag.workspace import atomic_write_text
+from skillrag.workspace import RunFolder, atomic_write_text
 
-__all__ = ["LIVE_JUDGES", "SCORES_FILE", "check_live_judges", "judge_answer", "judge_output", "output_sha256",
+__all__ = ["LIVE_JUDGES", "check_live_judges", "judge_answer", "judge_output", "output_sha256",
            "read_scores", "write_scores"]
 
 #: Judges that need no reference, so they can score live traffic.
 LIVE_JUDGES = tuple(name for name, spec in JUDGES.items() if not spec.needs_reference)
-#: The scores of a run, beside its ``output.json``.
-SCORES_FILE = "scores.json"
 
 
 def check_live_judges(names: Sequence[str], where: str = "service.judges") -> list[str]:
@@ -78,7 +76,7 @@ def judge_output(case: Any, output: Mapping[str, Any], *, model: Any, judges: Se
 def output_sha256(folder: Path) -> str | None:
     """sha256 of ``folder/output.json``'s bytes (the review page's output hash), None without one."""
     try:
-        return hashlib.sha256((Path(folder) / "output.json").read_bytes()).hexdigest()
+        return hashlib.sha256(RunFolder.at(folder).output.read_bytes()).hexdigest()
     except FileNotFoundError:
         return None
 
@@ -91,7 +89,7 @@ def write_scores(folder: Path, judged: Mapping[str, JudgeResult], *, source: str
             "judge_model": judge_model, "output_sha256": output_sha256, "trace_id": trace_id,
             "judges": {k: v.model_dump(mode="json") for k, v in judged.items()}, "error": error,
             **dict(extra or {})}
-    path = Path(folder) / SCORES_FILE
+    path = RunFolder.at(folder).scores
     atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return path
 
@@ -99,7 +97,7 @@ def write_scores(folder: Path, judged: Mapping[str, JudgeResult], *, source: str
 def read_scores(folder: Path) -> dict[str, Any] | None:
     """``folder/scores.json`` as written by ``write_scores``; None when absent or not a JSON object."""
     try:
-        data = json.loads((Path(folder) / SCORES_FILE).read_text(encoding="utf-8"))
+        data = json.loads(RunFolder.at(folder).scores.read_text(encoding="utf-8"))
     except (FileNotFoundError, UnicodeDecodeError, json.JSONDecodeError):
         return None
     return data if isinstance(data, dict) else None

@@ -40,6 +40,7 @@ from skillrag.evaluation.judges import JUDGES, JudgeResult, decide, judge_inputs
 from skillrag.evaluation.metrics import METRICS, Reference, ToolLocator
 from skillrag.evaluation.packets import PacketEntry, VoteSet, prompt_sha256
 from skillrag.evaluation.report import Report, summarize
+from skillrag.workspace.runs import RunFolder, tool_log_path
 
 __all__ = ["ArmRuns", "ScoreOutcome", "packet_entries", "parse_arm", "score_runs", "score_summary"]
 
@@ -150,7 +151,7 @@ def _validate(run: CollectedRun, tools: Any) -> tuple[str, dict[str, Any] | None
 
 def _extra_folders(runs_dir: Path, known: set[str]) -> list[str]:
     return sorted(p.name for p in runs_dir.iterdir() if p.is_dir() and p.name not in known
-                  and ((p / "output.json").is_file() or (p / "record.json").is_file()))
+                  and RunFolder.at(p).present)
 
 
 def _external(judge: str, key: tuple[str, str, str], votes: VoteSet, prompt: str,
@@ -216,7 +217,7 @@ def score_runs(
     notes: list[str] = []
     for a in arms:
         logs = a.tool_logs if a.tool_logs is not None else tuple(
-            p for p in [a.runs_dir / "tool_calls.jsonl"] if p.is_file())
+            p for p in [tool_log_path(a.runs_dir)] if p.is_file())
         read = [read_tool_log(p, skill=skill) for p in logs]
         for log in read:
             if log.bad_lines:

@@ -79,12 +79,11 @@ class LLMReasoner:
         self.tokens = 0
 
     def _run(self, output_type: type[_Out], prompt: str, validator: Callable[[_Out], _Out] | None = None) -> _Out:
-        from pydantic_ai import Agent
         from pydantic_ai.exceptions import UnexpectedModelBehavior
 
-        from skillrag.models import counted_usage, model_errors
+        from skillrag.models import counted_usage, make_agent, model_errors
 
-        agent = Agent(self.model, output_type=output_type, system_prompt=self.system, retries=self.retries)
+        agent = make_agent(self.model, output_type, system_prompt=self.system, retries=self.retries)
         if validator is not None:
             agent.output_validator(validator)
         try:
@@ -96,7 +95,8 @@ class LLMReasoner:
                 f"{self.model_id}: no valid {output_type.__name__} after "
                 f"{self.retries + 1} tries ({str(exc).splitlines()[0][:200]})"
             ) from None
-        return result.output
+        output: _Out = result.output
+        return output
 
     def _add_tokens(self, usage: Any) -> None:
         self.tokens += int(usage.total_tokens or 0)

@@ -9,8 +9,7 @@ from typing import Any
 
 from skillrag.corpus.model import Article, content_hash
 from skillrag.corpus.sections import parse_sections
-from skillrag.evidence.model import EvidenceUnit, SubjectClass
-from skillrag.evidence.steps import CandidateProposal, ConclusionProposal, EvidenceProposal, Reasoner
+from skillrag.evidence.steps import Reasoner
 from skillrag.search import Hit
 
 __all__ = ["KeywordSearch", "SpyReasoner", "make_articles", "scripted_llm_steps"]
@@ -58,47 +57,27 @@ class KeywordSearch:
 
 
 class SpyReasoner:
-    """Wraps a reasoner and records the name of every step it is asked to run (``.calls``)."""
+    """Wraps a reasoner and records the name of every step it is asked to run (``.calls``): each of the
+    ``Reasoner`` steps is the inner reasoner's own, called through; ``name``, ``model_id`` and ``tokens``
+    are the inner reasoner's too."""
+
+    #: The ``Reasoner`` steps that are recorded.
+    STEPS = frozenset({"identify_subject", "propose_candidates", "propose_evidence", "conclude"})
 
     def __init__(self, inner: Reasoner) -> None:
         self.inner = inner
         self.calls: list[str] = []
-        self.name = inner.name
-        self.model_id = inner.model_id
 
-    @property
-    def tokens(self) -> int:
-        return self.inner.tokens
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self.inner, name)
+        if name not in self.STEPS:
+            return value
 
-    def identify_subject(self, question: str) -> SubjectClass:
-        self.calls.append("identify_subject")
-        return self.inner.identify_subject(question)
+        def step(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append(name)
+            return value(*args, **kwargs)
 
-    def propose_candidates(
-        self, question: str, subject: SubjectClass, pool: Sequence[Article]
-    ) -> list[CandidateProposal]:
-        self.calls.append("propose_candidates")
-        return self.inner.propose_candidates(question, subject, pool)
-
-    def propose_evidence(
-        self,
-        question: str,
-        subject: SubjectClass,
-        candidate_names: Sequence[str],
-        articles: Sequence[Article],
-    ) -> list[EvidenceProposal]:
-        self.calls.append("propose_evidence")
-        return self.inner.propose_evidence(question, subject, candidate_names, articles)
-
-    def conclude(
-        self,
-        question: str,
-        subject: SubjectClass,
-        evidence: Sequence[EvidenceUnit],
-        default: ConclusionProposal,
-    ) -> ConclusionProposal:
-        self.calls.append("conclude")
-        return self.inner.conclude(question, subject, evidence, default)
+        return step
 
 
 def scripted_llm_steps(

@@ -1,17 +1,14 @@
 """Prompt files of the harness (``skillrag/harness/prompts/*.md``), with named ``${placeholders}``.
 
-Each prompt declares the placeholders it must contain; ``load_prompt`` checks the file against
-that list when it is read (a missing or unknown placeholder is a ``ConfigError``), and
-``render_prompt`` fills them (a missing value is a ``ConfigError`` too).
+Each prompt declares the placeholders it must contain (``PROMPTS``); ``load_prompt`` and ``render_prompt``
+are the one loader's (``skillrag.models.PromptSet``): a missing or unknown placeholder or value is a
+``ConfigError``.
 """
 
 from __future__ import annotations
 
-from functools import cache
-from importlib import resources
-from string import Template
-
 from skillrag.errors import ConfigError
+from skillrag.models import PromptSet
 
 __all__ = ["HARD_CASES", "PROMPTS", "hard_case_method", "load_prompt", "manual_section", "render_prompt"]
 
@@ -26,36 +23,10 @@ PROMPTS: dict[str, frozenset[str]] = {
 }
 
 
-@cache
-def load_prompt(name: str) -> Template:
-    """The prompt ``name`` as a ``string.Template``; raises ``ConfigError`` if the file is missing or
-    its placeholders differ from ``PROMPTS[name]``."""
-    if name not in PROMPTS:
-        raise ConfigError(f"unknown harness prompt {name!r} (known: {', '.join(PROMPTS)})")
-    try:
-        text = (resources.files("skillrag.harness") / "prompts" / f"{name}.md").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"harness prompt file prompts/{name}.md is missing") from None
-    tmpl = Template(text)
-    if not tmpl.is_valid():
-        raise ConfigError(f"harness prompt {name}.md: malformed placeholder (use ${{name}}; $$ for a dollar)")
-    found = set(tmpl.get_identifiers())
-    want = PROMPTS[name]
-    if found != want:
-        missing, extra = sorted(want - found), sorted(found - want)
-        raise ConfigError(
-            f"harness prompt {name}.md: placeholders differ (missing: {missing}, unknown: {extra})"
-        )
-    return tmpl
-
-
-def render_prompt(name: str, **values: object) -> str:
-    """``load_prompt(name)`` filled with ``values``; raises ``ConfigError`` for a missing value."""
-    tmpl = load_prompt(name)
-    missing = PROMPTS[name] - set(values)
-    if missing:
-        raise ConfigError(f"harness prompt {name}: no value for {', '.join(sorted(missing))}")
-    return tmpl.substitute({k: str(v) for k, v in values.items()})
+#: The harness's prompts, loaded and filled by the one loader (``skillrag.models.PromptSet``).
+_SET = PromptSet("skillrag.harness", PROMPTS, style="template")
+load_prompt = _SET.load
+render_prompt = _SET.render
 
 
 def manual_section(manual: str, heading: str) -> str | None:

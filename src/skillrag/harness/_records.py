@@ -13,46 +13,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from skillrag.skill.config import SkillBudgets
-from skillrag.workspace.config import HarnessSettings
+from skillrag.workspace.config import Budgets
 
 __all__ = ["Budgets", "RunRecord", "RunResult", "RunStatus", "Step"]
 
 RunStatus = Literal["accepted", "failed", "budget_exceeded"]
-
-
-class Budgets(BaseModel):
-    """Per-case limits a harness enforces in code."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    max_queries: int = Field(8, ge=1, description="retrieve calls per case.")
-    max_fetches: int = Field(12, ge=0, description="get_article calls per case.")
-    max_save_retries: int = Field(
-        3, ge=0, description="Rejected saves sent back to the model before failing."
-    )
-    max_tokens: int = Field(200_000, ge=1, description="Model tokens per case (input + output).")
-    max_seconds: float = Field(600.0, gt=0, description="Wall time per case, in seconds.")
-
-    @classmethod
-    def resolve(
-        cls,
-        workspace: HarnessSettings,
-        skill: SkillBudgets | None = None,
-        override: Budgets | dict[str, Any] | None = None,
-    ) -> Budgets:
-        """Workspace ``harness:`` defaults, replaced by the skill's non-null ``budgets``, replaced by
-        ``override`` (a ``Budgets`` or a dict of fields). Raises ``pydantic.ValidationError`` on bad values."""
-        values: dict[str, Any] = {name: getattr(workspace, name) for name in cls.model_fields}
-        if skill is not None:
-            values.update(
-                {k: v for k, v in skill.model_dump().items() if v is not None and k in cls.model_fields}
-            )
-        if isinstance(override, Budgets):
-            values.update(override.model_dump())
-        elif override:
-            values.update({k: v for k, v in override.items() if v is not None})
-        return cls.model_validate(values)
 
 
 class Step(BaseModel):

@@ -11,7 +11,6 @@ from typing import Any, Protocol
 from opentelemetry.trace import Status, StatusCode
 
 from skillrag._version import __version__
-from skillrag.corpus.model import check_id
 from skillrag.errors import (
     BudgetExceeded,
     CaseNotFound,
@@ -23,11 +22,11 @@ from skillrag.errors import (
 from skillrag.harness._records import Budgets, RunRecord, RunResult
 from skillrag.harness._session import Session
 from skillrag.skill import Case, CaseFile, SavedOutput, Skill, SkillRegistry, SkillTools
-from skillrag.skill.tools import run_record_path
 from skillrag.tracing import current_trace_id, set_attributes, span
-from skillrag.workspace import Workspace, atomic_write_text
+from skillrag.workspace import RunFolder, Workspace, atomic_write_text
+from skillrag.workspace.config import BudgetOverrides
 
-__all__ = ["HARNESSES", "Harness", "case_path", "make_harness", "output_paths", "run_case"]
+__all__ = ["HARNESSES", "Harness", "make_harness", "output_paths", "run_case"]
 
 #: Harness names the CLI offers, with one line each.
 HARNESSES: dict[str, str] = {
@@ -95,8 +94,8 @@ def output_paths(ws: Workspace, case_id: str, out_path: str | Path | None = None
     named ``output.json``). ``InvalidIdError`` if ``case_id`` is not a plain id (it names a folder),
     ``UserError`` if ``out_path`` is an existing folder, or an existing file that is not a saved output."""
     if out_path is None:
-        out = ws.runs_dir / check_id(case_id, "case") / "output.json"
-        return out, run_record_path(out)
+        run = ws.run_folder(case_id)
+        return run.output, run.record
     out = Path(out_path)
     if out.is_dir():
         raise UserError(f"{out}: is a folder; --out takes the output file's path (e.g. {out / (case_id + '.json')})")
@@ -104,7 +103,7 @@ def output_paths(ws: Workspace, case_id: str, out_path: str | Path | None = None
         # found by a new user: `run -o cases.jsonl` replaced the case file, `-o docs/x.md` a source article
         raise UserError(f"{out}: exists and is not a saved output (a JSON object with case_id and guidance); "
                         "--out would overwrite it: give a new path")
-    return out, run_record_path(out)
+    return out, RunFolder(out).record
 
 
 def _is_saved_output(path: Path) -> bool:
@@ -115,14 +114,6 @@ def _is_saved_output(path: Path) -> bool:
     except (OSError, UnicodeDecodeError, ValueError):
         return False
     return isinstance(data, dict) and "case_id" in data and "guidance" in data
-
-
-def case_path(record_path: Path) -> Path:
-    """Where ``run_case`` keeps the agent-facing case beside a run record: ``case.json`` beside
-    ``record.json``, ``OUT.case.json`` beside ``OUT.record.json``."""
-    if record_path.name == "record.json":
-        return record_path.with_name("case.json")
-    return record_path.with_name(record_path.name.removesuffix(".record.json") + ".case.json")
 
 
 def _search_setting(retriever: Any, name: str, skill_value: str | None, ws_value: str) -> str | None:
@@ -141,13 +132,13 @@ def run_case(
     harness: str | Harness = "extractive",
     model: Any = None,
     skill: str | Skill = "cs-guidance",
-    budgets: Budgets | dict[str, Any] | None = None,
+    budgets: Budgets | BudgetOverrides | dict[str, Any] | None = None,
     cases: CaseFile | None = None,
     out_path: str | Path | None = None,
     retriever: Any = None,
 ) -> RunResult:
     """Run ``case`` with ``harness`` and write the validated output plus its ``RunRecord``, and the
-    agent-facing ``case`` itself as ``case.json`` beside the record (see ``case_path``).
+    agent-facing ``case`` itself as ``case.json`` beside the record (``RunFolder.case``).
 
     ``status`` is ``accepted`` (output written), ``failed`` (no accepted save: rejected after the
     retries, the model gave up or misbehaved, nothing to quote) or ``budget_exceeded``. A junk
@@ -209,7 +200,7 @@ def run_case(
             )
             # the case exactly as the agent saw it (agent-facing fields only), for the review page and export
             atomic_write_text(
-                case_path(record_path), json.dumps(case.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+                RunFolder(out).case, json.dumps(case.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
             )
         _note_run(current, record)
     if raise_after is not None:

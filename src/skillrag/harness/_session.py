@@ -56,7 +56,7 @@ class Session:
         self.t0 = time.perf_counter()
         self.last_saved: SavedOutput | None = None
         self._lock = threading.RLock()
-        limits = BudgetLimits(budgets.max_queries, budgets.max_fetches, budgets.max_save_retries + 1)
+        limits = BudgetLimits.of(budgets)
         self.account = tools.start_session(case.case_id, private=True, limits=limits, as_of=case.as_of)
 
     # -- budgets ------------------------------------------------------------------------------

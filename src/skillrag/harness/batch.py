@@ -16,15 +16,18 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from skillrag.errors import SkillragError
 from skillrag.harness._records import Budgets, RunResult
 from skillrag.harness._run import Harness, make_harness, output_paths, run_case
 from skillrag.skill import CaseFile, Skill, SkillRegistry
-from skillrag.workspace import Workspace
+from skillrag.workspace import RunFolder, Workspace
+from skillrag.workspace.config import BudgetOverrides
 
-__all__ = ["BatchItem", "BatchReport", "is_done", "run_batch"]
+T = TypeVar("T")
+
+__all__ = ["BatchItem", "BatchReport", "is_done", "run_batch", "run_each"]
 
 
 @dataclass
@@ -57,7 +60,7 @@ class BatchReport:
 
 
 def _paths(ws: Workspace, case_id: str, out_dir: Path | None) -> tuple[Path, Path]:
-    return output_paths(ws, case_id, None if out_dir is None else out_dir / case_id / "output.json")
+    return output_paths(ws, case_id, None if out_dir is None else RunFolder.of(out_dir, case_id).output)
 
 
 def is_done(ws: Workspace, case_id: str, out_dir: Path | None = None) -> bool:
@@ -71,6 +74,53 @@ def is_done(ws: Workspace, case_id: str, out_dir: Path | None = None) -> bool:
         return False
 
 
+def run_each(
+    ids: Sequence[str],
+    fn: Callable[[str], T],
+    *,
+    workers: int = 1,
+    stop: threading.Event | None = None,
+    on_result: Callable[[str, T], None] | None = None,
+) -> dict[str, T]:
+    """The one batch loop: ``{id: fn(id)}`` for ``ids`` in order, ``workers`` at a time (``workers`` 1:
+    in this thread; more: a thread pool). At most ``workers`` calls are submitted at once, so once
+    ``stop`` is set no further id starts: running calls finish and the ids not begun are absent from the
+    result. ``on_result(id, result)`` is called in this thread as each call ends. An exception ``fn``
+    raises propagates once the calls already running have finished; the ids not begun never start."""
+    results: dict[str, T] = {}
+
+    def done(key: str, res: T) -> None:
+        results[key] = res
+        if on_result is not None:
+            on_result(key, res)
+
+    if workers == 1:
+        for key in ids:
+            if stop is not None and stop.is_set():
+                break
+            done(key, fn(key))
+        return results
+    queue = list(reversed(ids))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        running: dict[Future[T], str] = {}
+        while queue or running:
+            while queue and len(running) < workers and not (stop is not None and stop.is_set()):
+                key = queue.pop()
+                running[pool.submit(fn, key)] = key
+            if not running:
+                break
+            finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                key = running.pop(fut)
+                try:
+                    res = fut.result()
+                except BaseException:
+                    queue.clear()  # nothing more starts; the pool waits for the running calls
+                    raise
+                done(key, res)
+    return results
+
+
 def run_batch(
     ws: Workspace,
     cases: CaseFile,
@@ -80,7 +130,7 @@ def run_batch(
     model: Any = None,
     guided: bool | None = None,
     skill: str | Skill = "cs-guidance",
-    budgets: Budgets | dict[str, Any] | None = None,
+    budgets: Budgets | BudgetOverrides | dict[str, Any] | None = None,
     workers: int = 1,
     out_dir: str | Path | None = None,
     retriever: Any = None,
@@ -123,7 +173,7 @@ def _run_batch(
     model: Any,
     guided: bool | None,
     skill: str | Skill,
-    budgets: Budgets | dict[str, Any] | None,
+    budgets: Budgets | BudgetOverrides | dict[str, Any] | None,
     workers: int,
     out_dir: str | Path | None,
     retriever: Any,
@@ -165,7 +215,7 @@ def _run_batch(
                     skill=skill_obj,
                     budgets=budgets,
                     cases=cases,
-                    out_path=None if base is None else base / cid / "output.json",
+                    out_path=None if base is None else RunFolder.of(base, cid).output,
                     retriever=retriever,
                 )
                 item = BatchItem(
@@ -181,26 +231,7 @@ def _run_batch(
             on_done(item)
         return item
 
-    results: dict[str, BatchItem] = {}
-    if workers == 1:
-        for cid in todo:
-            if stop.is_set():
-                break
-            results[cid] = one(cid)
-    else:
-        # at most `workers` cases are submitted at a time, so a stop leaves nothing queued
-        queue = list(reversed(todo))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            running: dict[Future[BatchItem], str] = {}
-            while queue or running:
-                while queue and len(running) < workers and not stop.is_set():
-                    cid = queue.pop()
-                    running[pool.submit(one, cid)] = cid
-                if not running:
-                    break
-                finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    results[running.pop(fut)] = fut.result()
+    results = run_each(todo, one, workers=workers, stop=stop)
     return BatchReport(
         [results.get(cid) or BatchItem(cid, "not_started", error="the batch was stopped first") for cid in todo]
     )

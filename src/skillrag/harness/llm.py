@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from pydantic_ai import Agent, ModelRetry, ToolOutput
+from pydantic_ai import ModelRetry, ToolOutput
 from pydantic_ai.models import Model
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.usage import UsageLimits
@@ -33,7 +33,7 @@ from skillrag.errors import BudgetExceeded, ContractViolation, SkillragError
 from skillrag.harness._prompts import hard_case_method, render_prompt
 from skillrag.harness._records import Step
 from skillrag.harness._session import Session
-from skillrag.models import counted_usage, model_id, resolve_model
+from skillrag.models import counted_usage, make_agent, model_id, resolve_model
 from skillrag.skill import Case, SavedOutput, Skill, render_manual
 from skillrag.skill.views import article_json, case_json, page_json, retrieve_json, save_json
 
@@ -97,42 +97,24 @@ class _RecordingModel(WrapperModel):
         self._name = name
 
     async def request(self, messages, model_settings, model_request_parameters):  # type: ignore[override]
-        rec = self._session.record
         t0 = time.perf_counter()
         try:
             response = await super().request(messages, model_settings, model_request_parameters)
         except Exception as exc:
-            ms = (time.perf_counter() - t0) * 1000
-            rec.model_ms += ms
-            rec.model_calls += 1
-            rec.steps.append(
-                Step(
-                    kind="model",
-                    name=self._name,
-                    ms=ms,
-                    ok=False,
-                    error=str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__,
-                )
-            )
+            self._note(t0, ok=False, error=str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__)
             raise
-        ms = (time.perf_counter() - t0) * 1000
         usage = response.usage
-        calls = [getattr(p, "tool_name", None) for p in response.parts]
-        named = [c for c in calls if c]
-        detail = "calls: " + ", ".join(named) if named else "text"
+        named = [c for c in (getattr(p, "tool_name", None) for p in response.parts) if c]
+        self._note(t0, detail="calls: " + ", ".join(named) if named else "text",
+                   input_tokens=int(usage.input_tokens or 0), output_tokens=int(usage.output_tokens or 0))
+        return response
+
+    def _note(self, t0: float, **step: Any) -> None:
+        """Count one model call that began at ``t0`` (``perf_counter``) in the run record, as a ``Step``."""
+        rec, ms = self._session.record, (time.perf_counter() - t0) * 1000
         rec.model_ms += ms
         rec.model_calls += 1
-        rec.steps.append(
-            Step(
-                kind="model",
-                name=self._name,
-                ms=ms,
-                detail=detail,
-                input_tokens=int(usage.input_tokens or 0),
-                output_tokens=int(usage.output_tokens or 0),
-            )
-        )
-        return response
+        rec.steps.append(Step(kind="model", name=self._name, ms=ms, **step))
 
 
 class LLMHarness:
@@ -289,7 +271,7 @@ class LLMHarness:
             return {"status": "accepted", **report}
 
         model = _RecordingModel(self.model, session, self.model_name)
-        agent = Agent(
+        agent = make_agent(
             model,
             instructions=instructions,
             tools=[load_case, retrieve, get_article],

@@ -54,7 +54,7 @@ from skillrag.skill.cases import CaseRecord
 from skillrag.skill.contract import locate, locate_all, normalize, verify_audit
 from skillrag.skill.gaps import Gap, case_text, evidence_gaps
 from skillrag.skill.links import guidance_steps, strip_marker
-from skillrag.workspace import Workspace
+from skillrag.workspace import RunFolder, Workspace
 
 __all__ = [
     "SNIPPET_STATUSES",
@@ -217,10 +217,10 @@ class RunView:
 
 def run_folder(ws: Workspace, case_id: str) -> Path:
     """``runs/<case_id>``; ``InvalidIdError`` for a non-plain id, ``CaseNotFound`` when there is no run."""
-    folder = ws.runs_dir / check_id(case_id, "case")
-    if not folder.is_dir() or not ((folder / "output.json").is_file() or (folder / "record.json").is_file()):
+    run = ws.run_folder(case_id)
+    if not run.folder.is_dir() or not run.present:
         raise CaseNotFound(f"no run for case {case_id!r} in {ws.runs_dir}")
-    return folder
+    return run.folder
 
 
 def _read_json(path: Path, what: str, problems: list[str]) -> tuple[Any, bytes | None]:
@@ -247,8 +247,9 @@ def _text(value: Any) -> str:
 def _summary(folder: Path, states: dict[tuple[str, str], ReviewState],
              problems: list[str] | None = None) -> tuple[RunSummary, Any, Any]:
     probs: list[str] = [] if problems is None else problems
-    record, _ = _read_json(folder / "record.json", "record.json", probs)
-    output, raw = _read_json(folder / "output.json", "output.json", probs)
+    files = RunFolder.at(folder)
+    record, _ = _read_json(files.record, files.record.name, probs)
+    output, raw = _read_json(files.output, files.output.name, probs)
     if record is not None and not isinstance(record, dict):
         probs.append("record.json: not a JSON object")
         record = None
@@ -374,18 +375,19 @@ def guidance_summary(guidance: str, limit: int = SUMMARY_CHARS) -> tuple[str, in
 
 def _load_case(ws: Workspace, folder: Path, skill_cases: str | None, problems: list[str],
                readers: _Readers | None = None) -> tuple[Case | None, str]:
-    data, raw = _read_json(folder / "case.json", "case.json", problems)
+    case_file = RunFolder.at(folder).case
+    data, raw = _read_json(case_file, case_file.name, problems)
     if data is not None:
         try:
             case = CaseRecord.model_validate(data).case()
             if case.case_id == folder.name:
-                return case, "case.json"
-            problems.append(f"case.json: holds case {case.case_id!r}, not {folder.name!r}")
+                return case, case_file.name
+            problems.append(f"{case_file.name}: holds case {case.case_id!r}, not {folder.name!r}")
         except ValidationError as exc:
             err = exc.errors()[0]
             problems.append(f"case.json: {'.'.join(map(str, err['loc'])) or '(top)'}: {err['msg']}")
     candidates = [ws.root / skill_cases] if skill_cases else []
-    candidates.append(ws.root / "cases.jsonl")
+    candidates.append(ws.default_cases)
     for path in candidates:
         if not path.is_file():
             continue
@@ -558,7 +560,7 @@ def load_run(ws: Workspace, case_id: str, store: ReviewStore | None = None) -> R
     sha = summary.output_sha256 or ""
     view.state = store.state(case_id, sha)
     if output is None:  # not JSON: the contract cannot even parse it
-        view.accepted, view.reasons = False, [p for p in problems if p.startswith("output.json")]
+        view.accepted, view.reasons = False, [p for p in problems if p.startswith(RunFolder.at(folder).output.name)]
         view.summary = _reviewed(view.summary, view.state)
         return view
     view.reasons = tools.check_output(output)

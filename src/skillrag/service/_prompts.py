@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import string
-from functools import cache
-from importlib import resources
-
-from skillrag.errors import ConfigError
+from skillrag.models import PromptSet
 
 __all__ = ["PROMPT_FIELDS", "load_prompt"]
 
@@ -17,12 +13,6 @@ PROMPT_FIELDS: dict[str, frozenset[str]] = {
 }
 
 
-@cache
-def load_prompt(name: str) -> str:
-    """The text of prompt ``name``; raises ``ConfigError`` if its placeholders differ from ``PROMPT_FIELDS``."""
-    text = resources.files("skillrag.service").joinpath("prompts", f"{name}.md").read_text(encoding="utf-8")
-    found = {field for _, field, _, _ in string.Formatter().parse(text) if field is not None}
-    want = PROMPT_FIELDS[name]
-    if found != want:
-        raise ConfigError(f"prompt {name}.md: placeholders {sorted(found)} but expected {sorted(want)}")
-    return text
+#: The service's prompts, loaded and filled by the one loader (``skillrag.models.PromptSet``).
+_SET = PromptSet("skillrag.service", PROMPT_FIELDS)
+load_prompt = _SET.load

@@ -57,7 +57,7 @@ from skillrag.errors import (
     SkillragError,
     UserError,
 )
-from skillrag.models import counted_usage, model_errors
+from skillrag.models import counted_usage, make_agent, model_errors
 from skillrag.service._prompts import load_prompt
 from skillrag.service.knowledge import (
     Knowledge,
@@ -512,12 +512,11 @@ class ChatEngine:
             return q
         if turn.prepared.model is None:
             return condense_terms(q, history)
-        from pydantic_ai import Agent
         from pydantic_ai.usage import UsageLimits
 
         lines = "\n".join(f"user: {t.question}\nassistant: {t.answer[:500]}" for t in history)
-        prompt = load_prompt("condense").format(history=lines, question=q)
-        agent = Agent(turn.prepared.model, output_type=str)
+        prompt = load_prompt("condense").render(history=lines, question=q)
+        agent = make_agent(turn.prepared.model, str)
         with model_errors(_model_name(turn.prepared.model)), _counted(turn) as usage:
             res = await agent.run(prompt, usage=usage,
                                   usage_limits=UsageLimits(total_tokens_limit=self.settings.max_tokens))
@@ -710,12 +709,11 @@ class ChatEngine:
 
     # --- model path ------------------------------------------------------------------------
     async def _with_model(self, turn: _Turn) -> None:
-        from pydantic_ai import Agent
         from pydantic_ai.usage import UsageLimits
 
         v, s = turn.view, self.settings
         web_ok = turn.prepared.request.web_search and v.policy.web_mode != "off" and bool(v.policy.web_allowlist)
-        instructions = [load_prompt("chat").format(
+        instructions = [load_prompt("chat").render(
             web_note=" and, when allowed, a few allowlisted web pages" if web_ok else "",
             max_rounds=s.max_retrieval_rounds, max_tool_calls=s.max_tool_calls)]
         if v.manual:
@@ -743,7 +741,7 @@ class ChatEngine:
             return [{"url": d.url, "title": d.title, "text": d.text[:READ_MAX_CHARS]} for d in docs]
 
         tools: list[Any] = [search_articles, read_article] + ([web_search] if web_ok else [])
-        agent = Agent(turn.prepared.model, instructions=instructions, output_type=ModelAnswer, tools=tools)
+        agent = make_agent(turn.prepared.model, ModelAnswer, instructions=instructions, tools=tools)
         left = max(1, s.max_tokens - turn.tokens)
         with model_errors(_model_name(turn.prepared.model)), _counted(turn) as usage:
             res = await agent.run(turn.condensed, usage=usage, usage_limits=UsageLimits(

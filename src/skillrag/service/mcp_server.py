@@ -57,7 +57,7 @@ def build_mcp_server(
     registry = SkillRegistry(ws)
     sk = registry.get(skill)
     tools = SkillTools(ws, sk, cases, retriever=retriever, surface="mcp",
-                       log_path=log_path if log_path is not None else ws.runs_dir / "tool_calls.jsonl")
+                       log_path=log_path if log_path is not None else ws.tool_log)
     server = MCPServer(
         name="skillrag",
         version=__version__,

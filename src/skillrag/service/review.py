@@ -42,7 +42,6 @@ stale page 409 (``ReviewConflict``), missing sign-in on a POST 403, too many wro
 from __future__ import annotations
 
 import difflib
-import hashlib
 import math
 import secrets
 import threading
@@ -61,6 +60,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 
 from skillrag.errors import CaseNotFound, ContractViolation, InvalidIdError, ReviewConflict, UserError
+from skillrag.models import package_text
 from skillrag.review import (
     STATES,
     ReviewStore,
@@ -256,13 +256,6 @@ def _offset(value: str, what: str) -> int | None:
     return int(value)
 
 
-def _sha_of(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return None
-
-
 def _trace_and_scores(ws: Workspace, view: Any) -> dict[str, Any]:
     """What the case page shows of the run's trace and its judges: ``trace_id`` (from ``record.json``),
     ``trace_link`` (``service.trace_url`` filled in, else None) and ``scores`` (``runs/<case>/scores.json``,
@@ -287,8 +280,7 @@ def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionS
     sessions = sessions or SessionStore()
     throttle = throttle or LoginThrottle()
     store = ReviewStore(ws)
-    static = {name: (resources.files("skillrag.service") / "templates" / "review" / name).read_text("utf-8")
-              for name in _STATIC}
+    static = {name: package_text("skillrag.service", "templates", "review", name) for name in _STATIC}
     router = APIRouter(prefix="/review", include_in_schema=False)
 
     def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
@@ -459,7 +451,9 @@ def review_router(ws: Workspace, *, token: str | None = None, sessions: SessionS
             return problem(request, 400, "Not a case id", str(exc))
         except CaseNotFound:
             return problem(request, 404, "No such run", f"The workspace has no run for case {case_id!r}.")
-        sha = _sha_of(folder / "output.json")
+        from skillrag.evaluation import online  # (the form's own `output_sha256` is the hash it was given)
+
+        sha = online.output_sha256(folder)
         if sha is None:
             return problem(request, 409, "Nothing to review",
                            f"Case {case_id!r} has no saved output (the run did not end accepted).")

@@ -30,6 +30,7 @@ from opentelemetry.trace import Status, StatusCode
 
 from skillrag.service.threads import ThreadStore
 from skillrag.tracing import set_attributes, span
+from skillrag.workspace import RunFolder
 
 __all__ = ["JudgeScorer", "SavedRun", "Scorer", "ServedAnswer"]
 
@@ -150,7 +151,7 @@ class JudgeScorer:
 
         from skillrag.evaluation.online import judge_output, read_scores, write_scores
 
-        raw = (item.folder / "output.json").read_bytes()  # judge exactly these bytes, and name their hash
+        raw = RunFolder.at(item.folder).output.read_bytes()  # judge exactly these bytes, and name their hash
         output = json.loads(raw)
         judged, error = self._judge(
             {"skillrag.judge.trace_id": item.trace_id, "skillrag.case_id": item.case.get("case_id")},

@@ -19,7 +19,7 @@ from skillrag.service.allowlist import HostAllowlist
 from skillrag.workspace.config import MAX_K
 from skillrag.workspace.ids import is_id
 
-__all__ = ["RegistryCatalog", "SkillCatalog", "SkillView", "SourcePolicy", "parse_slug", "select_skill"]
+__all__ = ["RegistryCatalog", "SkillCatalog", "SkillView", "SourcePolicy", "ViewCatalog", "parse_slug", "select_skill"]
 
 log = logging.getLogger("skillrag.service")
 
@@ -131,7 +131,25 @@ def view_of(skill: Any, web: Any | None = None, *, allow_private: bool = False,
         raise ConfigError(f"skill {skill.name} ({skill_yaml}): {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
 
 
-class RegistryCatalog:
+class ViewCatalog:
+    """A ``SkillCatalog`` over the given views (``StaticCatalog`` in tests; ``RegistryCatalog`` reads them
+    from the workspace)."""
+
+    def __init__(self, views: list[SkillView]) -> None:
+        self._views = {v.name: v for v in views}
+
+    def names(self) -> list[str]:
+        return sorted(self._views)
+
+    def get(self, name: str) -> SkillView:
+        """The view of skill ``name``; ``SkillNotFound`` naming the known skills."""
+        try:
+            return self._views[name]
+        except KeyError:
+            raise SkillNotFound(f"no skill named {name!r} (known: {', '.join(self.names()) or 'none'})") from None
+
+
+class RegistryCatalog(ViewCatalog):
     """``SkillCatalog`` over ``skillrag.skill.SkillRegistry(ws)``: scans the valid skills once, at start-up
     (a broken skill folder is left out and logged; restart to pick up changes). A skill whose web policy
     is invalid stops start-up: ``ConfigError`` naming the skill and the file (``view_of``)."""
@@ -143,26 +161,17 @@ class RegistryCatalog:
         service = workspace.config.service
         web = service.skill_web
         config_file = getattr(workspace, "config_path", "skillrag.yaml")
-        self._views = {
-            sk.name: view_of(sk, web.get(sk.name), allow_private=service.web_allow_private,
-                             web_source=f"{config_file}: service.skill_web.{sk.name}")
+        super().__init__([
+            view_of(sk, web.get(sk.name), allow_private=service.web_allow_private,
+                    web_source=f"{config_file}: service.skill_web.{sk.name}")
             for sk in registry.list()
-        }
+        ])
         self.problems: dict[str, str] = registry.problems()
         for name, why in self.problems.items():
             log.warning("skill %s not loaded: %s", name, why)
         for name in web:
             if name not in self._views:
                 log.warning("service.skill_web names %r, which is not a loaded skill", name)
-
-    def names(self) -> list[str]:
-        return sorted(self._views)
-
-    def get(self, name: str) -> SkillView:
-        try:
-            return self._views[name]
-        except KeyError:
-            raise SkillNotFound(f"no skill named {name!r} (known: {', '.join(self.names()) or 'none'})") from None
 
 
 def parse_slug(question: str) -> tuple[str | None, str]:

@@ -26,9 +26,9 @@ from typing import Any, Self
 import httpx
 
 from skillrag.corpus import SourceScope
-from skillrag.errors import ArticleNotFound, SkillNotFound
+from skillrag.errors import ArticleNotFound
 from skillrag.service.knowledge import stems
-from skillrag.service.skills import SkillView
+from skillrag.service.skills import ViewCatalog
 from skillrag.service.web import WebResult
 
 __all__ = [
@@ -45,20 +45,8 @@ __all__ = [
 ]
 
 
-class StaticCatalog:
-    """A ``SkillCatalog`` over the given views."""
-
-    def __init__(self, views: list[SkillView]) -> None:
-        self._views = {v.name: v for v in views}
-
-    def names(self) -> list[str]:
-        return sorted(self._views)
-
-    def get(self, name: str) -> SkillView:
-        try:
-            return self._views[name]
-        except KeyError:
-            raise SkillNotFound(f"no skill named {name!r} (known: {', '.join(self.names()) or 'none'})") from None
+#: A ``SkillCatalog`` over the given views.
+StaticCatalog = ViewCatalog
 
 
 @dataclass(frozen=True)

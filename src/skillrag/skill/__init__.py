@@ -7,7 +7,7 @@ for it.
 
 from skillrag.skill.budget import BudgetLedger, BudgetLimits, BudgetState
 from skillrag.skill.cases import AGENT_FIELDS, Case, CaseFile, CaseRecord, GroundTruth, Message, write_cases
-from skillrag.skill.config import SkillBudgets, SkillConfig, load_skill_config
+from skillrag.skill.config import SkillConfig, load_skill_config
 from skillrag.skill.contract import ContractLimits, locate, normalize, validate_output
 from skillrag.skill.gaps import Gap, evidence_gaps
 from skillrag.skill.registry import (
@@ -53,7 +53,6 @@ __all__ = [
     "SavedOutput",
     "SectionInfo",
     "Skill",
-    "SkillBudgets",
     "SkillConfig",
     "SkillRegistry",
     "SkillTools",

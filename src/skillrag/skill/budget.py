@@ -44,11 +44,10 @@ from datetime import UTC, date, datetime
 from typing import Any, Literal
 
 from skillrag.errors import BudgetExceeded, UserError
-from skillrag.skill.config import SkillBudgets
 from skillrag.workspace import Schema, Workspace
+from skillrag.workspace.config import BudgetOverrides, Budgets
 
-__all__ = ["COUNTED", "ONCE_PER_TARGET", "BudgetLedger", "BudgetLimits", "BudgetState", "Charge", "budget_values",
-           "refusal"]
+__all__ = ["COUNTED", "ONCE_PER_TARGET", "BudgetLedger", "BudgetLimits", "BudgetState", "Charge", "refusal"]
 
 Charge = Literal["query", "fetch", "save"]
 
@@ -119,25 +118,14 @@ class BudgetLimits:
         return self.max_saves - 1
 
     @classmethod
-    def of(cls, values: Mapping[str, Any]) -> BudgetLimits:
-        """From ``max_queries``, ``max_fetches`` and ``max_save_retries`` (a settings mapping)."""
-        return cls(int(values["max_queries"]), int(values["max_fetches"]), int(values["max_save_retries"]) + 1)
+    def of(cls, budgets: Budgets) -> BudgetLimits:
+        """The three a ledger counts, from resolved ``budgets`` (``max_saves`` = ``max_save_retries`` + 1)."""
+        return cls(budgets.max_queries, budgets.max_fetches, budgets.max_save_retries + 1)
 
     @classmethod
-    def for_skill(cls, ws: Workspace, budgets: SkillBudgets) -> BudgetLimits:
-        """The skill's ``budgets`` where set, else the workspace's ``harness`` settings."""
-        return cls.of(budget_values(ws, budgets))
-
-
-def budget_values(ws: Workspace, budgets: SkillBudgets) -> dict[str, Any]:
-    """``max_queries, max_fetches, max_save_retries, max_tokens, max_seconds``: the skill's non-null
-    ``budgets``, else the workspace's ``harness`` setting of the same name."""
-    h = ws.config.harness
-    out: dict[str, Any] = {}
-    for name in ("max_queries", "max_fetches", "max_save_retries", "max_tokens", "max_seconds"):
-        v = getattr(budgets, name)
-        out[name] = v if v is not None else getattr(h, name)
-    return out
+    def for_skill(cls, ws: Workspace, budgets: BudgetOverrides | None) -> BudgetLimits:
+        """The skill's ``budgets`` where set, else the workspace's ``harness`` settings (``Budgets.resolve``)."""
+        return cls.of(Budgets.resolve(ws.config.harness, budgets))
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from skillrag.errors import ConfigError, MalformedSourceError, UserError
 from skillrag.skill.cases import CaseRecord, Message, _GroundTruthBody
+from skillrag.workspace.files import read_text_file
 from skillrag.workspace.ids import make_id
 
 __all__ = ["FieldSpec", "GroundTruthMap", "ImportMapping", "MessageMap", "import_cases", "load_mapping", "parse_maps"]
@@ -419,12 +420,7 @@ def _record_list(file: Path, data: Any, where: str | None) -> list[Any]:
 
 
 def _read(file: Path) -> Any:
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise MalformedSourceError(file, "no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MalformedSourceError(file, f"cannot read ({exc})") from None
+    text = read_text_file(file)
     if file.suffix.lower() == ".jsonl":
         out = []
         for n, line in enumerate(text.splitlines(), 1):

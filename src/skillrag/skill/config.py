@@ -8,23 +8,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillrag.skill.contract import ContractLimits
-from skillrag.workspace.config import MAX_K, load_yaml_model
+from skillrag.workspace.config import MAX_K, BudgetOverrides, load_yaml_model
 
-__all__ = ["SkillBudgets", "SkillConfig", "load_skill_config"]
-
-
-class SkillBudgets(BaseModel):
-    """Per-case budgets the harness enforces when it runs this skill. ``None`` = the workspace's
-    ``harness`` setting of the same name."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_queries: int | None = Field(None, ge=1, description="retrieve calls per case.")
-    max_fetches: int | None = Field(None, ge=0, description="Articles read with get_article per case (a re-read "
-                                    "of an article already read in the case is free).")
-    max_save_retries: int | None = Field(None, ge=0, description="Rejected saves retried before failing.")
-    max_tokens: int | None = Field(None, ge=1, description="Model tokens per case.")
-    max_seconds: float | None = Field(None, gt=0, description="Wall time per case, in seconds.")
+__all__ = ["SkillConfig", "load_skill_config"]
 
 
 class SkillConfig(BaseModel):
@@ -62,7 +48,9 @@ class SkillConfig(BaseModel):
     web_allowlist: list[str] | None = Field(
         None, description="Hosts (and their subdomains) the web fallback may search and fetch; none = no host."
     )
-    budgets: SkillBudgets = Field(default_factory=SkillBudgets)
+    budgets: BudgetOverrides = Field(
+        default_factory=BudgetOverrides,
+        description="Per-case budgets of this skill; a null one = the workspace's `harness` setting of that name.")
 
     def limits(self) -> ContractLimits:
         """The evidence-contract limits this skill imposes on ``save_output``."""

@@ -25,7 +25,7 @@ still holds after the corpus changes.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -243,12 +243,8 @@ def validate_output(
     seen: dict[tuple[str, str], int] = {}
     for i, snip in enumerate(snippets or []):
         where = f"snippets[{i}]"
-        if not isinstance(snip, dict):
-            reasons.append(f"{where}: must be an object")
+        if not _object_of(snip, SNIPPET_FIELDS, where, reasons, "must be an object"):
             continue
-        for f in snip:
-            if f not in SNIPPET_FIELDS:
-                reasons.append(f"{where}: unknown field {f!r} (allowed: {', '.join(SNIPPET_FIELDS)})")
         bad = [f for f in SNIPPET_FIELDS if not _is_text(snip.get(f))]
         for f in bad:
             reasons.append(f"{where}.{f}: must be a non-empty string")
@@ -280,6 +276,16 @@ def validate_output(
     return reasons
 
 
+def _object_of(item: Any, fields: Sequence[str], where: str, reasons: list[str], not_object: str) -> bool:
+    """True when ``item`` is a JSON object; each field it has outside ``fields`` adds a reason (and a
+    non-object adds ``where: not_object``, False)."""
+    if not isinstance(item, dict):
+        reasons.append(f"{where}: {not_object}")
+        return False
+    reasons += [f"{where}: unknown field {f!r} (allowed: {', '.join(fields)})" for f in item if f not in fields]
+    return True
+
+
 def _derived_reasons(derived: Any, lim: ContractLimits) -> list[str]:
     """What is wrong with the shape of ``derived`` (a list of ``{value, from, how}``; see ``DERIVED_FIELDS``).
     Whether each ``from`` item is quoted is a warning (``skill.gaps``), not a rejection."""
@@ -290,12 +296,8 @@ def _derived_reasons(derived: Any, lim: ContractLimits) -> list[str]:
     reasons: list[str] = []
     for i, d in enumerate(derived):
         where = f"derived[{i}]"
-        if not isinstance(d, dict):
-            reasons.append(f"{where}: must be an object with {', '.join(DERIVED_FIELDS)}")
+        if not _object_of(d, DERIVED_FIELDS, where, reasons, f"must be an object with {', '.join(DERIVED_FIELDS)}"):
             continue
-        for f in d:
-            if f not in DERIVED_FIELDS:
-                reasons.append(f"{where}: unknown field {f!r} (allowed: {', '.join(DERIVED_FIELDS)})")
         for f in ("value", "how"):
             if not _is_text(d.get(f)):
                 reasons.append(f"{where}.{f}: must be a non-empty string")

@@ -35,6 +35,7 @@ from skillrag.skill.contract import DERIVED_FIELDS, SNIPPET_FIELDS
 from skillrag.skill.registry import Skill, render_manual
 from skillrag.skill.spec import check_skill_folder
 from skillrag.skill.views import BODY_RULE
+from skillrag.workspace.config import Budgets
 
 __all__ = ["TOOL_SCRIPTS", "export_skill", "output_json_schema", "skill_dest", "write_skill_folder"]
 
@@ -388,13 +389,8 @@ def export_skill(skill: Skill, dest: str | Path, *, workspace: Path | None = Non
     ``overwrite`` is false, or when the written folder fails the specification checks
     (``check_skill_folder``).
     """
-    if limits is None:
-        from skillrag.workspace.config import HarnessSettings
-
-        h = HarnessSettings()
-        b = skill.config.budgets
-        limits = BudgetLimits.of({n: getattr(b, n) if getattr(b, n) is not None else getattr(h, n)
-                                  for n in ("max_queries", "max_fetches", "max_save_retries")})
+    if limits is None:  # the skill's budgets over the default ``harness`` settings
+        limits = BudgetLimits.of(Budgets.resolve(Budgets(), skill.config.budgets))
     front = {k: v for k, v in skill.front_matter.items()}
     front["name"] = skill.name
     front["description"] = skill.description

@@ -62,7 +62,6 @@ that quotes what the agent found ("If agent asks 'Were you in Newark at 2 AM?'")
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import Counter
 from datetime import date, datetime
@@ -73,6 +72,7 @@ from skillrag.corpus import check_id
 from skillrag.errors import InvalidIdError, MalformedSourceError, UserError
 from skillrag.skill.cases import CaseRecord, Message, _GroundTruthBody
 from skillrag.text import sentence_texts
+from skillrag.workspace.files import read_json_file
 
 __all__ = ["import_tau2", "situation_text", "task_clock", "task_to_record"]
 
@@ -519,14 +519,7 @@ def import_tau2(path: str | Path, *, domain: str | None = None, as_of: date | st
     else:
         given = as_of
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise MalformedSourceError(p, "no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MalformedSourceError(p, f"cannot read ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise MalformedSourceError(p, f"not JSON ({exc.msg} at line {exc.lineno})") from None
+    data = read_json_file(p)
     if not isinstance(data, list):
         raise MalformedSourceError(p, "expected a JSON list of tau2 tasks")
     if domain is None:

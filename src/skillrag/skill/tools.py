@@ -44,7 +44,7 @@ from skillrag.skill.contract import ContractLimits, locate_all, validate_output,
 from skillrag.skill.gaps import Gap, case_text, evidence_gaps
 from skillrag.skill.registry import Skill
 from skillrag.text import tool_names
-from skillrag.workspace import Workspace, atomic_write_text
+from skillrag.workspace import RunFolder, Workspace, atomic_write_text
 from skillrag.workspace.config import MAX_K
 
 __all__ = [
@@ -60,7 +60,6 @@ __all__ = [
     "ToolCall",
     "hit_to_dict",
     "resolve_section",
-    "run_record_path",
     "summarize_args",
 ]
 
@@ -319,15 +318,6 @@ def hit_to_dict(hit: Any) -> dict[str, Any]:
         "category": getattr(hit, "category", "") or None,
         "customer_type": getattr(hit, "customer_type", "") or None,
     }
-
-
-def run_record_path(output_path: Path) -> Path:
-    """Where a harness run's record (``skillrag.harness.RunRecord``) sits beside the output it wrote:
-    ``record.json`` beside ``output.json``, else ``OUT.record.json`` beside ``OUT.json``. A save through
-    the tools removes that file: it described the output being replaced (``SkillTools.save_output``)."""
-    if output_path.name == "output.json":
-        return output_path.with_name("record.json")
-    return output_path.with_name(output_path.stem + ".record.json")
 
 
 class SkillTools:
@@ -736,7 +726,7 @@ class SkillTools:
         """Validate ``output`` against the evidence contract and, only if accepted, write it
         atomically to ``path`` (default ``runs/<case_id>/output.json``) with an ``audit`` block:
         each snippet's offsets in its article's raw body, the article's content hash, the warnings
-        and the case session's calls. The run record beside ``path`` (``run_record_path``: an earlier
+        and the case session's calls. The run record beside ``path`` (``RunFolder.record``: an earlier
         harness run's ``record.json``) is removed: it described the output this save replaces; a
         harness run writes its own record after its save, and a save from another surface leaves none
         (its costs come from the tool log or ``audit.tool_calls``). Returns the ``SavedOutput`` with the evidence offsets and the
@@ -865,11 +855,12 @@ class SkillTools:
             return SavedOutput(None, record, evidence, gaps,
                                self.ledger.get(state.session_id) if state else None, checked_only=True)
         case_id = check_id(str(output["case_id"]), "case")
-        dest = Path(path) if path is not None else self.workspace.runs_dir / case_id / "output.json"
+        run = RunFolder(Path(path)) if path is not None else self.workspace.run_folder(case_id)
+        dest = run.output
         replaced = _replaced(dest)
         # the run record beside an output describes the run that wrote that output; this save replaces
         # it, so an earlier run's record goes first (a harness run writes its own after this save)
-        run_record_path(dest).unlink(missing_ok=True)
+        run.record.unlink(missing_ok=True)
         atomic_write_text(dest, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
         if state is not None:
             self.ledger.accepted(state.session_id)

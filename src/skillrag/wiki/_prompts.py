@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import string
-from dataclasses import dataclass
-from functools import cache
-from importlib import resources
-
-from skillrag.errors import ConfigError
+from skillrag.models import Prompt, PromptSet
 
 __all__ = ["Prompt", "load_prompt"]
 
@@ -31,30 +26,6 @@ EXPECTED: dict[str, frozenset[str]] = {
 }
 
 
-@dataclass(frozen=True)
-class Prompt:
-    name: str
-    template: str
-    fields: frozenset[str]
-
-    def render(self, **values: object) -> str:
-        """The prompt with every placeholder filled; ``ConfigError`` if one is missing or unknown."""
-        given = frozenset(values)
-        if given != self.fields:
-            missing, extra = sorted(self.fields - given), sorted(given - self.fields)
-            raise ConfigError(f"prompt {self.name}: missing {missing}, unexpected {extra}")
-        return self.template.format(**values)
-
-
-@cache
-def load_prompt(name: str) -> Prompt:
-    """Load ``skillrag/wiki/prompts/<name>`` and check its placeholders against ``EXPECTED``."""
-    try:
-        text = resources.files("skillrag.wiki").joinpath("prompts", name).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"no wiki prompt named {name!r}") from None
-    fields = frozenset(f for _, f, _, _ in string.Formatter().parse(text) if f is not None)
-    want = EXPECTED.get(name)
-    if want is None or fields != want:
-        raise ConfigError(f"prompt {name}: placeholders {sorted(fields)} do not match {sorted(want or [])}")
-    return Prompt(name=name, template=text, fields=fields)
+#: The wiki's prompts, loaded and filled by the one loader (``skillrag.models.PromptSet``).
+_SET = PromptSet("skillrag.wiki", EXPECTED)
+load_prompt = _SET.load

@@ -233,18 +233,15 @@ def audit_links(
     """Judge every page -> article link (``link_jobs``) with ``model`` (a ``Model`` or a spec for
     ``resolve_model``). Raises ``ModelError`` when the provider fails.
     """
-    from pydantic_ai import Agent
+    from skillrag.models import make_agent, model_errors, model_id
 
-    from skillrag.models import model_errors, model_id, resolve_model
-
-    resolved = resolve_model(model, settings=ws.config.models)
+    agent = make_agent(model, LinkVerdict, settings=ws.config.models)
     name = model_id(model)
     with ws.connect(SCHEMA) as conn:
         cache = {(r["page_hash"], r["article_hash"], r["article_id"]): (bool(r["supported"]), r["reason"])
                  for r in conn.execute("SELECT * FROM wiki_link_audit WHERE model=?", (name,))}
     jobs = link_jobs(ws, max_article_chars=max_article_chars)
     report = LinkAudit(model=name)
-    agent = Agent(resolved, output_type=LinkVerdict)
     results: list[LinkJudgement | None] = [None] * len(jobs)
     sem = asyncio.Semaphore(max(1, concurrency))
     done = 0

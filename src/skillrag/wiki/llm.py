@@ -843,11 +843,9 @@ class LLMBuilder(PageBuilder):
         self.progress = progress
 
     async def _attempt(self, article: Article, candidates: list[Page], usage: list[int]) -> tuple[PageDraft | None, list[str], int]:
-        from pydantic_ai import Agent
+        from skillrag.models import make_agent, model_errors
 
-        from skillrag.models import model_errors
-
-        agent = Agent(self.model, output_type=PageDraft)
+        agent = make_agent(self.model, PageDraft)
         prompt = self.prompt_for(article, candidates)
         usage[2] = max(usage[2], len(prompt))
         cmap = {p.id: p for p in candidates}
@@ -969,15 +967,14 @@ class LLMBuilder(PageBuilder):
 
     async def _aspect(self, pid: str, asp: Aspect, sem: asyncio.Semaphore, lock: asyncio.Lock,
                       result: LLMBuildResult) -> None:
-        from pydantic_ai import Agent
         from pydantic_ai.exceptions import UnexpectedModelBehavior
 
-        from skillrag.models import model_errors
+        from skillrag.models import make_agent, model_errors
 
         key, chash, members = f"aspect:{pid}", self._aspect_hash(asp), asp.ids()
         draft: PageDraft | None = None
         prompt = self.aspect_prompt(asp, pid)
-        agent = Agent(self.model, output_type=PageDraft)
+        agent = make_agent(self.model, PageDraft)
         reasons: list[str] = []
         usage = [0, 0]
         attempts = 0

@@ -45,11 +45,19 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 import frontmatter
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from skillrag.errors import InvalidIdError, WorkspaceError
 from skillrag.workspace.ids import ID_RULES, check_id, is_id
@@ -116,20 +124,23 @@ def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def _article_id(v: str) -> str:
+    if not is_id(v, "article"):
+        raise ValueError(f"{v!r} is not a valid article id")
+    return v
+
+
+#: An article id a page cites (``is_id(v, "article")``; anything else is a validation error).
+ArticleIdStr = Annotated[str, AfterValidator(_article_id)]
+
+
 class Link(BaseModel):
     """A typed link from a claim to the article it comes from."""
 
     model_config = ConfigDict(frozen=True)
 
     type: LinkType
-    article_id: str
-
-    @field_validator("article_id")
-    @classmethod
-    def _id(cls, v: str) -> str:
-        if not is_id(v, "article"):
-            raise ValueError(f"{v!r} is not a valid article id")
-        return v
+    article_id: ArticleIdStr
 
     def render(self) -> str:
         return f"[{self.type.value}: {self.article_id}]"
@@ -161,16 +172,9 @@ class SourceRef(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    id: str
+    id: ArticleIdStr
     title: str = ""
     summary: str = Field("", description="One line on what the article covers (or its key line).")
-
-    @field_validator("id")
-    @classmethod
-    def _id(cls, v: str) -> str:
-        if not is_id(v, "article"):
-            raise ValueError(f"{v!r} is not a valid article id")
-        return v
 
     @field_validator("title", "summary")
     @classmethod

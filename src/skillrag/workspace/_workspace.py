@@ -23,6 +23,7 @@ from filelock import FileLock, Timeout
 from skillrag.errors import WorkspaceError
 from skillrag.workspace import schema
 from skillrag.workspace.config import WorkspaceConfig, dump_config, load_config
+from skillrag.workspace.runs import RunFolder, tool_log_path
 from skillrag.workspace.schema import Schema
 
 __all__ = ["Workspace", "atomic_write_text", "resolve_workspace_dir"]
@@ -89,6 +90,21 @@ class Workspace:
     @property
     def runs_dir(self) -> Path:
         return self.root / "runs"
+
+    @property
+    def default_cases(self) -> Path:
+        """``cases.jsonl`` at the root: the case file used when neither ``--cases`` nor the skill names one."""
+        return self.root / "cases.jsonl"
+
+    def run_folder(self, case_id: str) -> RunFolder:
+        """``runs/<case_id>/``: the files of the case's run (``RunFolder``); ``InvalidIdError`` for an id
+        that is not a plain case id."""
+        return RunFolder.of(self.runs_dir, case_id)
+
+    @property
+    def tool_log(self) -> Path:
+        """``runs/tool_calls.jsonl``: the tools' call log of this workspace's runs."""
+        return tool_log_path(self.runs_dir)
 
     @property
     def owned_dirs(self) -> tuple[Path, ...]:

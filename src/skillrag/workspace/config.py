@@ -6,15 +6,18 @@ Unknown keys are rejected (``extra="forbid"``) so a typo is an error, not a sile
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from skillrag.errors import ConfigError
 
 __all__ = [
+    "BudgetOverrides",
+    "Budgets",
     "CorpusSettings",
     "HarnessSettings",
     "ModelSettings",
@@ -162,16 +165,69 @@ class ModelSettings(_Section):
     )
 
 
-class HarnessSettings(_Section):
-    """The agent loop: which harness runs a case and its budgets."""
+class Budgets(BaseModel):
+    """The per-case budgets a run is held to: the one declaration. The workspace's ``harness:`` section
+    carries them (``HarnessSettings`` is a ``Budgets``); a skill's ``budgets:``, an evaluation arm's
+    ``budget``/``matched_effort`` and a caller's override are ``BudgetOverrides`` (the same fields, each
+    optional). ``Budgets.resolve`` is the one place they are combined. The tools' ledger keeps the three
+    it counts as ``skillrag.skill.budget.BudgetLimits.of(budgets)``."""
 
-    harness: Literal["extractive", "llm"] = Field("extractive", description="Default harness.")
-    skill: str = Field("cs-guidance", description="Default skill name (a folder under skills/).")
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     max_queries: int = Field(8, ge=1, description="Retrieve calls per case.")
     max_fetches: int = Field(12, ge=0, description="Articles read with get_article per case (re-reads are free).")
     max_save_retries: int = Field(3, ge=0, description="Rejected saves sent back to the model before failing.")
     max_tokens: int = Field(200_000, ge=1, description="Total model tokens per case.")
     max_seconds: float = Field(600.0, gt=0, description="Wall time per case, in seconds.")
+
+    @classmethod
+    def resolve(
+        cls,
+        defaults: Budgets,
+        skill: BaseModel | None = None,
+        override: BaseModel | Mapping[str, Any] | None = None,
+    ) -> Budgets:
+        """``defaults`` (the workspace's ``harness`` settings), replaced by the skill's non-null
+        ``budgets``, replaced by the non-null fields of ``override`` (a ``Budgets``, ``BudgetOverrides``
+        or a dict of fields: an evaluation arm's budget, a caller's). Raises ``pydantic.ValidationError``
+        on bad values."""
+        values: dict[str, Any] = {name: getattr(defaults, name) for name in cls.model_fields}
+        for layer in (skill, override):
+            given = layer.model_dump() if isinstance(layer, BaseModel) else dict(layer or {})
+            values.update({k: v for k, v in given.items() if v is not None and k in cls.model_fields})
+        return cls.model_validate(values)
+
+
+class _Overrides(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _overrides() -> type[_Overrides]:
+    """``Budgets``' fields, each optional with default ``None`` and the same bounds and description."""
+    fields: dict[str, Any] = {}
+    for name, f in Budgets.model_fields.items():
+        opt: Any = Field(None, description=f.description)  # a FieldInfo (the plugin types it as its default)
+        opt.metadata = list(f.metadata)
+        fields[name] = (f.annotation | None, opt)  # type: ignore[operator]
+    return create_model("BudgetOverrides", __base__=_Overrides, __module__=__name__, **fields)
+
+
+if TYPE_CHECKING:
+    BudgetOverrides = _Overrides
+else:
+    BudgetOverrides = _overrides()
+    BudgetOverrides.__doc__ = (
+        "Some of the per-case budgets (``Budgets``' fields, each optional): a skill's ``budgets:``, an "
+        "evaluation arm's ``budget``. ``None`` = the setting below it (``Budgets.resolve``).")
+
+
+class HarnessSettings(Budgets):
+    """The agent loop: which harness runs a case and its budgets (the ``Budgets`` fields)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+
+    harness: Literal["extractive", "llm"] = Field("extractive", description="Default harness.")
+    skill: str = Field("cs-guidance", description="Default skill name (a folder under skills/).")
     workers: int = Field(1, ge=1, le=64, description="Cases run at once by run-batch.")
     guided: bool = Field(
         False,
