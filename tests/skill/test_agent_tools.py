@@ -264,3 +264,25 @@ def test_a_passage_that_occurs_twice_says_so_in_the_receipt_and_the_audit(ws, ca
     assert (first["occurrences"], first["matched"]) == (2, 1) and first["start"] == body.index(rule)
     assert (second["occurrences"], second["matched"]) == (1, 1)
     assert json.loads(saved.path.read_text())["audit"]["snippets"][0]["occurrences"] == 2
+
+
+def test_a_tool_search_lists_each_tool_once_with_the_article_that_gives_it(tools, wiki_ws):
+    """``detail="tools"``: the tool names the best-matching articles give (the one tool-name rule), each
+    once with its article and title; one query, like any search."""
+    from skillrag.corpus import ArticleStore
+    from skillrag.text import tool_names
+
+    tools.load_case("case_1")
+    res = tools.retrieve("replace a frozen card; dispute provisional credit", detail="tools")
+    data = retrieve_json(res)
+    assert set(data) == {"case_id", "query", "filters", "detail", "tools", "articles_read", "budget"}
+    assert data["articles_read"] == len(res) >= 3  # every article of the little corpus, up to 40
+    assert {(x["tool"], x["article_id"]) for x in data["tools"]} == {
+        ("order_replacement_card_2231", "doc_cards_gold_002"), ("file_dispute_7731", "doc_cards_(general)_010")}
+    store = ArticleStore(wiki_ws)
+    for item in data["tools"]:
+        art = store.get(item["article_id"])
+        assert item["title"] == art.title and item["tool"] in tool_names(art.body)
+    assert data["budget"]["queries_used"] == 1
+    # the same tool in two articles is listed once, with the better-ranked article
+    assert len({x["tool"] for x in data["tools"]}) == len(data["tools"])

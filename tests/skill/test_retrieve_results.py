@@ -252,3 +252,4 @@ def test_relevance_follows_the_ordering_scores(bank, backend, mode):
         for a, b in itertools.pairwise(pages):
             assert a.relevance >= b.relevance
     assert n > 10
+

@@ -45,6 +45,8 @@ def test_fields_values_and_article_ids_are_not_tools():
     assert tool_names("See doc_bank_accounts_general_001 for details.") == ()  # an article id
     assert is_field_name("credit_card_account_id") and not is_field_name("freeze_card")
     assert not uses_tool("see card_id")
+    # a field after "using" is an input, not a tool (a τ² article: "verify using date_of_birth")
+    assert tool_names("Customer must be at least 18 (verify using date_of_birth)") == ()
 
 
 def test_code_names_are_wider_than_tools():

@@ -269,17 +269,19 @@ def tool_retrieve(
         "--customer-type", help="Only articles for this customer type (business, personal; a hit's "
         "`customer_type`); general articles, of no known type, pass too (repeatable).")] = None,
     detail: Annotated[str | None, typer.Option(
-        "--detail", help=f"More than the compact result: {', '.join(DETAILS)} = every page whole (intent, "
-        "every article with its summary). Same cost.")] = None,
+        "--detail", help=f"Another view of the search ({', '.join(DETAILS)}): `pages` = every hit and page "
+        "whole (ranks, intent, every article with its summary); `tools` = a tool search: the tool names the "
+        "best-matching articles give, each with its article. Same cost.")] = None,
     page: Annotated[str | None, typer.Option(
         "--page", help="Read this navigation page whole instead of searching (a page_id from `pages`).")] = None,
     workspace: WorkspaceOpt = None,
     skill: SkillOpt = "cs-guidance",
 ) -> None:
-    """Print ranked hits (JSON, one hit or page per line): each article's id, title, relevance (0-1), BM25
-    and dense ranks, best-matching passage and facets (category, customer type); over the wiki backend
-    also the ranked navigation pages, each with its best-matching articles (--detail pages: whole).
-    --page reads one page. Each call spends one of the case's queries."""
+    """Print ranked hits (JSON, one hit or page per line): each article's id, title, relevance (0-1),
+    best-matching passage, facets (category, customer type) and the tool names it gives; over the wiki
+    backend also the ranked navigation pages, each with its best-matching articles (--detail pages: all
+    of it, ranks included; --detail tools: a tool search). --page reads one page. Each call spends one of
+    the case's queries."""
     t = _tools(workspace, skill)
     if page is not None:
         if query:

@@ -213,7 +213,8 @@ class LLMHarness:
         ) -> dict[str, Any]:
             """Search the knowledge base. Returns ranked hits (article_id, title, relevance 0-1, section,
             preview: the start of the best-matching passage, category, customer_type, tools: the tool names
-            the article gives, when any; ranks and page_ids with detail='pages') and, over the
+            the article gives, when any; ranks and page_ids with detail='pages'; detail='tools': a tool
+            search, the tool names the best-matching articles give, each with its article) and, over the
             wiki backend, ranked navigation pages, each with its best-matching articles (shown of; cut_by says
             what left the others out). Filters (lists): tags, title_prefix, title_contains, id_prefix, category,
             customer_type. detail='pages' gives every page whole. page=PAGE_ID reads one navigation page whole

@@ -76,11 +76,13 @@ def build_mcp_server(
             return _fail(exc)
 
     @server.tool(description=(
-        "Search the knowledge base: ranked source articles (id, title, relevance 0-1, BM25 and dense ranks, "
-        "best-matching passage and its section, category and customer_type) and, over the wiki backend, ranked "
-        "navigation pages each with its best-matching articles (shown of; cut_by says what left others out). "
-        "Filters: tags, title_prefix, title_contains, id_prefix, category, customer_type (lists). "
-        "detail='pages' gives every page whole. page=PAGE_ID reads one page whole instead. Spends one query "
+        "Search the knowledge base: ranked source articles (id, title, relevance 0-1, the start of the "
+        "best-matching passage and its section, category and customer_type, tools: the tool names the article "
+        "gives) and, over the wiki backend, ranked navigation pages each with its best-matching articles (shown "
+        "of; cut_by says what left others out). Filters: tags, title_prefix, title_contains, id_prefix, "
+        "category, customer_type (lists). detail='pages' gives every hit and page whole (ranks included); "
+        "detail='tools' is a tool search: the tool names the best-matching articles give, each with its "
+        "article. page=PAGE_ID reads one page whole instead. Spends one query "
         "of the case (case_id: default the case loaded last)."))
     def retrieve(query: str = "", k: int | None = None, tags: list[str] | None = None,
                  title_prefix: list[str] | None = None, title_contains: list[str] | None = None,

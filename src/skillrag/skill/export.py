@@ -34,7 +34,7 @@ from skillrag.skill.budget import BudgetLimits
 from skillrag.skill.contract import DERIVED_FIELDS, SNIPPET_FIELDS
 from skillrag.skill.registry import Skill, render_manual
 from skillrag.skill.spec import check_skill_folder
-from skillrag.skill.views import BODY_RULE
+from skillrag.skill.views import BODY_RULE, TOOL_LIST_MAX, TOOL_SEARCH_ARTICLES
 from skillrag.workspace.config import Budgets
 
 __all__ = ["TOOL_SCRIPTS", "export_skill", "output_json_schema", "skill_dest", "write_skill_folder"]
@@ -111,7 +111,7 @@ sys.exit(main("{command}", sys.argv[1:]))
 _DOCS = {
     "load_case": "Usage: load_case.py CASE_ID  -> the case as JSON (no ground truth), its as_of date, the budget.",
     "retrieve": ('Usage: retrieve.py "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] '
-                 "[--title-contains W] [--tag TAG] [--category C] [--customer-type T] [--detail pages] | "
+                 "[--title-contains W] [--tag TAG] [--category C] [--customer-type T] [--detail pages|tools] | "
                  "retrieve.py --page PAGE_ID --case CASE_ID  -> ranked hits (and pages) as JSON, one per line."),
     "get_article": ("Usage: get_article.py 'ARTICLE_ID' --case CASE_ID [--section N] [--summary] [--json]  "
                     "-> header + the article text."),
@@ -129,7 +129,7 @@ a new process, so name the case each time with `--case CASE_ID` (or set `SKILLRA
 budgets above are kept per case in the workspace and enforced on these scripts too.
 
 - `python scripts/load_case.py CASE_ID`
-- `python scripts/retrieve.py "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--title-contains W] [--tag TAG] [--category C] [--customer-type T] [--detail pages]`
+- `python scripts/retrieve.py "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--title-contains W] [--tag TAG] [--category C] [--customer-type T] [--detail pages|tools]`
 - `python scripts/retrieve.py --page PAGE_ID --case CASE_ID`
 - `python scripts/get_article.py 'ARTICLE_ID' --case CASE_ID [--section N] [--summary] [--json]`
 - `python scripts/save_output.py OUT.json --check`, then `python scripts/save_output.py OUT.json`
@@ -170,7 +170,7 @@ Returns `case_id, contact_reason, contact_reason_path, case_notes, case_messages
 as_of, n_messages, n_notes, budget`. `as_of` is the case's reference date (ISO): judge offer windows
 and deadlines against it. Reference answers are never returned.
 
-## retrieve "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--title-contains W] [--tag TAG] [--category C] [--customer-type T] [--detail pages]
+## retrieve "QUERY" --case CASE_ID [-k K] [--id-prefix P] [--title-prefix T] [--title-contains W] [--tag TAG] [--category C] [--customer-type T] [--detail pages|tools]
 Returns `{{case_id, query, filters, detail, hits, pages, budget}}`, printed one hit and one page per
 line. `hits` (up to K, default {k}), best first: `article_id, title, relevance` (0-1: the hit's ranking
 score as a fraction of the first hit's, so the first is 1.0, a lower-ranked hit on a lower score is
@@ -200,6 +200,11 @@ including the `_` before the number), `--title-prefix` (titles starting with it,
 tag), `--category` (a hit's `category`, any case, whole: `credit cards` is not `business credit cards`),
 `--customer-type` (`business` or `personal`; general articles, of no known type, pass too).{tags} On the
 `direct` backend there are no pages: list a family with `--id-prefix STEM -k 30`.
+
+`--detail tools` (same cost, same filters) is a **tool search**: instead of hits it returns `tools`, up to
+{tool_list_max} `{{tool, article_id, title}}`: the tool names the {tool_articles} articles that best match the query give, best
+article first, each tool once with the article that gives it (then read that article for its arguments).
+`articles_read` says how many articles were searched.
 
 ## retrieve --page PAGE_ID --case CASE_ID
 Returns `{{case_id, page{{page_id, kind, title, intent, solves, does_not_solve, procedure[{{text,
@@ -408,7 +413,8 @@ def export_skill(skill: Skill, dest: str | Path, *, workspace: Path | None = Non
         min_chars=c.min_snippet_chars, max_chars=c.max_snippet_chars,
         max_queries=limits.max_queries, max_fetches=limits.max_fetches,
         max_saves=limits.max_saves, max_save_retries=limits.max_save_retries,
-        body_rule=BODY_RULE, tags=_tag_lines(tags))
+        body_rule=BODY_RULE, tags=_tag_lines(tags), tool_list_max=TOOL_LIST_MAX,
+        tool_articles=max(c.k, TOOL_SEARCH_ARTICLES))
     references = {
         "skill.yaml": yaml.safe_dump(c.model_dump(mode="json"), sort_keys=False),
         "output-schema.json": json.dumps(output_json_schema(c.max_snippets, c.min_snippet_chars), indent=2) + "\n",

@@ -555,12 +555,14 @@ class SkillTools:
         ``SearchFilters`` or a mapping of its fields (``source_tags``, ``title_prefixes``, ``title_contains``,
         ``id_prefixes``, ``path_prefixes``, ``categories``, ``customer_types``), always restricted to the
         skill's ``allowed_sources``. ``detail``: None for the compact result (each page with at most the
-        skill's ``page_articles`` articles), ``"pages"`` for every page whole (``views.DETAILS``); the
-        same query cost either way. Spends one query of the case. Raises ``EmptyInputError`` for an empty
+        skill's ``page_articles`` articles), ``"pages"`` for every hit and page whole, ``"tools"`` for a
+        tool search: the tool names the ``TOOL_SEARCH_ARTICLES`` (or ``k``, if more) best-matching
+        articles give, best article first, each with the article that gives it (``views.tool_list``);
+        the same query cost each way. Spends one query of the case. Raises ``EmptyInputError`` for an empty
         query, ``UserError`` for a ``k`` outside 1..``MAX_K`` (``workspace.config``: the one cap of every
         surface), an unknown ``detail`` or a tag outside the skill's sources, ``IndexStateError`` when
         there is no index, ``BudgetExceeded`` when the query budget is spent."""
-        from skillrag.skill.views import DETAILS
+        from skillrag.skill.views import DETAILS, TOOL_SEARCH_ARTICLES
 
         kk = k if k is not None else self.skill.config.k
         n_pages = self.skill.config.pages if pages is None else pages
@@ -580,6 +582,8 @@ class SkillTools:
                 state_box["s"] = state
 
             def search() -> tuple[list[Any], list[Any]]:
+                if detail == "tools":  # a tool search: the tools the best-matching articles give
+                    return self.articles.search(self.retriever, query, max(kk, TOOL_SEARCH_ARTICLES), filters=flt), []
                 hits = self.articles.search(self.retriever, query, kk, filters=flt)
                 finder = getattr(self.retriever, "search_pages", None)
                 found = self._scoped_pages(finder, query, n_pages, flt) if callable(finder) and n_pages > 0 else []

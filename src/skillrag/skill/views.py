@@ -7,15 +7,17 @@ saves_used}`` of the case's session (``skillrag.skill.budget``), counted after t
 (the call itself included); the text header of ``get_article`` says the same in words.
 
 * ``load_case``: the case fields (``Case``; never ground truth), ``as_of``, ``budget``.
-* ``retrieve``: ``{case_id, query, filters, detail, hits[{article_id, title, relevance, bm25_rank,
-  dense_rank, section, preview, page_ids, category, customer_type}], pages[...], budget}``; ``pages``
-  only ever has entries over the ``wiki`` backend. Compact by default (``page_brief``): each page as
-  ``{page_id, kind, title, relevance, category, customer_type, articles[{id, title}], shown, of,
-  cut_by}`` with at most the skill's ``page_articles`` articles, best-matching the query first; ``of``
-  is how many the page lists and ``cut_by`` says what left the others out (a filter, the
-  ``page_articles`` cap; null when nothing did); ``query`` is echoed cut at 200 characters (its length
-  noted). ``detail="pages"`` (``--detail pages``) gives each page whole instead (``page_detail``: its
-  intent and every article passing the filters, with summaries) and the query whole.
+* ``retrieve``: ``{case_id, query, filters, detail, hits[...], pages[...], budget}``; ``pages`` only ever
+  has entries over the ``wiki`` backend. Compact by default: each hit as ``hit_brief`` (``{article_id,
+  title, relevance, section?, preview, category?, customer_type?, tools?}``, a key with ``?`` left out when
+  empty) and each page as ``page_brief`` (``{page_id, kind, title, relevance, category, customer_type,
+  articles[{id, title?}], shown, of, cut_by}`` with at most the skill's ``page_articles`` articles,
+  best-matching the query first; ``of`` is how many the page lists and ``cut_by`` says what left the
+  others out; null when nothing did); ``query`` is echoed cut at 200 characters (its length noted).
+  ``detail="pages"`` (``--detail pages``) gives each hit whole (``hit_full``: ranks, the whole preview,
+  ``page_ids``) and each page whole (``page_detail``: its intent and every article passing the filters,
+  with summaries) and the query whole. ``detail="tools"`` (``--detail tools``), a tool search: ``{case_id,
+  query, filters, detail, tools[{tool, article_id, title}], articles_read, budget}`` (``tool_list``).
   ``retrieve --page``: ``{case_id, page{page_id, kind, title, intent, solves, does_not_solve,
   procedure[{text, links[{type, article_id}]}], articles[...]}, budget}``.
 * ``get_article``: ``{id, title, parent, heading_path, part, offset, sections[{index, heading, path,
@@ -47,13 +49,18 @@ if TYPE_CHECKING:  # the result types live with the tools, which import this mod
     from skillrag.search import PageHit
     from skillrag.skill.tools import ArticleView, PageRead, RetrieveResult, SavedOutput, SaveStatus
 
-__all__ = ["BODY_RULE", "BRIEF_PREVIEW_CHARS", "DETAILS", "article_json", "article_text", "budget_json", "case_json",
+__all__ = ["BODY_RULE", "BRIEF_PREVIEW_CHARS", "DETAILS", "TOOL_LIST_MAX", "TOOL_SEARCH_ARTICLES", "article_json", "article_text", "budget_json", "case_json",
            "hit_brief", "hit_full", "page_brief",
            "page_detail", "page_json", "rejection_json", "retrieve_json", "retrieve_text", "save_json",
-           "status_json"]
+           "status_json", "tool_list"]
 
 #: What ``retrieve``'s ``detail`` may ask for beyond the compact result: ``pages`` = every page whole.
-DETAILS = ("pages",)
+DETAILS = ("pages", "tools")
+
+#: The most tools a tool search (``detail="tools"``) lists, and how many best-matching articles (at least;
+#: ``k`` when larger) it reads the tool names of.
+TOOL_LIST_MAX = 25
+TOOL_SEARCH_ARTICLES = 40
 
 #: The line that separates ``get_article``'s text header from the verbatim body.
 BODY_RULE = "===== body: quote word for word from below this line ====="
@@ -144,6 +151,20 @@ def page_brief(page: PageHit, limit: int, hit_ids: frozenset[str] = frozenset())
             "shown": len(kept), "of": listed, "cut_by": "; ".join(cut) or None}
 
 
+def tool_list(result: RetrieveResult, limit: int = TOOL_LIST_MAX) -> list[dict[str, Any]]:
+    """A tool search's tools (``detail="tools"``): ``[{tool, article_id, title}]``, each tool once with
+    the best-ranked article that gives it (``RetrieveResult.tools``: the one tool-name rule), best article
+    first and each article's tools in the order it mentions them, at most ``limit``."""
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for h in result:
+        for name in result.tools.get(h.article_id, ()):
+            if name not in seen and len(out) < limit:
+                seen.add(name)
+                out.append({"tool": name, "article_id": h.article_id, "title": h.title})
+    return out
+
+
 def retrieve_json(result: RetrieveResult) -> dict[str, Any]:
     """``retrieve``'s result (a ``RetrieveResult``). Compact by default: hits as ``hit_brief``, pages as
     ``page_brief`` (at most its ``page_articles`` articles each) and the query echoed as the tool log
@@ -160,6 +181,11 @@ def retrieve_json(result: RetrieveResult) -> dict[str, Any]:
     tools = getattr(result, "tools", {}) or {}
     whole = detail == "pages" or limit is None
     hit_ids = frozenset(h.article_id for h in result)
+    if detail == "tools":
+        found = tool_list(result)
+        return {"case_id": budget.case_id if budget is not None else None, "query": summarize_args(query),
+                "filters": filters.describe() if filters is not None else {}, "detail": detail, "tools": found,
+                "articles_read": len(result), "budget": budget_json(budget)}
     return {
         "case_id": budget.case_id if budget is not None else None,
         "query": query if whole else summarize_args(query),

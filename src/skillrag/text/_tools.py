@@ -42,7 +42,7 @@ _CONTEXT = re.compile(
 _NUMBERED = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*_\d{3,}$")
 _ARTICLE_ID = re.compile(r"^doc_", re.IGNORECASE)
 #: Identifiers that name a field or a value, not an action: ``card_id``, ``transaction_date``.
-_FIELD_SUFFIX = re.compile(r"_(?:id|ids|type|date|at|by|amount|name|number|status|code|count|time|"
+_FIELD_SUFFIX = re.compile(r"_(?:id|ids|type|date|at|by|amount|name|number|status|code|count|time|birth|"
                            r"address|email|phone)$", re.IGNORECASE)
 _QUOTED = re.compile(r"'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"|\u2018[^\u2019\n]{1,80}\u2019|\u201c[^\u201d\n]{1,80}\u201d")
 _TICK = re.compile(r"`([^`\n]{2,80})`")
