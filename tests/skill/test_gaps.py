@@ -208,8 +208,8 @@ def test_an_argument_an_article_read_names_is_not_a_tool_claim():
             "card. Use the refund_tool action for refunds.")
     snip = {"source_article": "a", "source_title": "Referrals", "text": "set card_action to 'freeze' for a lost card",
             "why": "step 1"}
-    guidance = ("1. Call file_dispute_7731 with transaction_id = the charge and card_action = freeze; then run "
-                "refund_tool; keep made_up_field empty.")
+    guidance = ("1. Call file_dispute_7731 with transaction_id = the charge and card_action = freeze (one call per "
+                "entry of the transaction_ids); then run refund_tool; keep made_up_field empty.")
     out = {"guidance": guidance, "snippets": [snip]}
     flagged = [g.subject for g in evidence_gaps(out, {"a": body}, titles={"a": "Referrals"}, fetched=["a"])
                if g.kind == "unquoted_identifier"]

@@ -34,8 +34,9 @@ Five kinds, each a ``Gap(kind, message, subject)``:
 
   **An argument is not a tool**: an identifier that is not a tool name (``skillrag.text.tool_names``,
   the one rule, applied to the guidance and to the articles) and that an article the case read writes
-  (a tool's argument or field such as ``transaction_id`` or ``card_action``, a value such as
-  ``annual_fee_waived``) is documented where it was read and is not flagged: naming each argument of a
+  (a tool's argument or field such as ``transaction_id`` or ``card_action``, or its plural
+  ``transaction_ids``; a value such as ``annual_fee_waived``) is documented where it was read and is not
+  flagged: naming each argument of a
   tool call (SKILL.md's hard-case method) never costs a snippet. A tool name still needs one.
 * ``unsupported_derived``: a ``derived`` entry lists a ``from`` item that no snippet contains and the
   case does not state (an item holding amounts is matched by value, "$200" is "$200.00"; any other by
@@ -237,7 +238,9 @@ def evidence_gaps(
         cf = tool.casefold()
         if cf in quoted_cf or cf in facts.tools or any(cf in i for i in ids):
             continue
-        if cf not in tools and _IDENT_ONLY.fullmatch(tool) and re.search(rf"(?<![\w]){re.escape(cf)}(?![\w])", documented):
+        forms = (cf, cf[:-1]) if cf.endswith("s") else (cf,)  # transaction_ids: the plural of an argument
+        if cf not in tools and _IDENT_ONLY.fullmatch(tool) and any(
+                re.search(rf"(?<![\w]){re.escape(f)}(?![\w])", documented) for f in forms):
             continue  # an argument or value an article read writes: not a tool claim (module doc)
         gaps.append(Gap("unquoted_identifier", f"the guidance names `{tool}` but no snippet contains it: quote "
                         "the passage that states it, or check the name", tool))
