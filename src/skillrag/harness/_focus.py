@@ -3,7 +3,8 @@ the facts a specialist must check, and the content terms a quoted passage may ma
 
 Case text is often not a clean ticket (τ²-bench cases are instructions to a simulated customer), so
 sentences about the conversation itself ("If the agent asks…", "You are playing the role of…") are
-kept out of the queries and the facts. Content words are the text layer's (``skillrag.text``: no
+kept out of the queries and the facts (the text layer's rule, ``skillrag.text.about_conversation``;
+names are its ``capitalised_names``). Content words are the text layer's (``skillrag.text``: no
 stop words of the ``content`` list, no words of fewer than three letters, no bare numbers, Snowball
 stems) less words that the case only ever writes capitalised inside a sentence (names: the bank's,
 the customer's); a product name counts only as the whole phrase, once the help center confirms it
