@@ -10,8 +10,11 @@ Query = the task's ``user_scenario.instructions`` (long role-play text); relevan
 (Lucene BM25, k1 1.5, b 0.75) over title + content, English stop words, no stemming, one query.
 
 Arms: every mode × backend under the library defaults, then one setting changed at a time: the wiki
-backend in plain page order, and the long-query policy of the dense query (``search.dense_query`` /
-``max_query_tokens``) for hybrid / direct.
+backend in plain page order, with its article rank weighing as much as the page rank
+(``wiki_article_weight`` 1), with the dense query budget of 128 or 256 tokens, with the previous defaults
+(128 tokens, weight 1), and with the query focused on the scenario's request sentences
+(``skillrag.text.request_sentences``: the role-play directions dropped); and the long-query policy of
+the dense query (``search.dense_query`` / ``max_query_tokens``) for hybrid / direct.
 
 Also measured: full index build (fresh workspace, empty vector cache), re-index with nothing changed,
 re-index after one article changed, warm query latency p50/p95 in milliseconds (in-process, query
@@ -45,10 +48,12 @@ from timing import percentiles, timed_search
 from skillrag.corpus import ingest
 from skillrag.evaluation.metrics import ranking_metrics
 from skillrag.search import build_index, open_retriever
-from skillrag.text import Analyzer
+from skillrag.text import Analyzer, request_sentences
 from skillrag.workspace import Workspace
 
 KS = (5, 10, 20, 50)
+#: The arm whose queries are the scenarios' request sentences only (query focusing, measured, not the default).
+FOCUSED = "hybrid / wiki, query = request sentences only (`skillrag.text.request_sentences`)"
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -211,12 +216,23 @@ def main(argv: list[str] | None = None) -> int:
              "p50": percentiles(base_lat)[0], "p95": percentiles(base_lat)[1], "sp50": None}]
     short = [d["title"] for d in docs[:100]]
     s = ws.config.search
-    defaults = f"dense query {s.dense_query} {s.max_query_tokens} tokens, wiki order {s.wiki_order}"
+    defaults = (f"dense query {s.dense_query} {s.max_query_tokens} tokens, wiki order {s.wiki_order} "
+                f"(article rank weight {s.wiki_article_weight:g})")
     # (label, backend, mode, settings changed from the defaults for this arm only)
     arms: list[tuple[str, str, str, dict[str, object]]] = [
         (f"{m} / {b}", b, m, {}) for b in backends for m in ("hybrid", "bm25", "dense")]
+    focused = [" ".join(request_sentences(q)) or q for q in queries]
     if "wiki" in backends:
-        arms.append(("hybrid / wiki, page order (`wiki_order: page`)", "wiki", "hybrid", {"wiki_order": "page"}))
+        arms += [
+            ("hybrid / wiki, page order (`wiki_order: page`)", "wiki", "hybrid", {"wiki_order": "page"}),
+            ("hybrid / wiki, article rank weight 1 (`wiki_article_weight: 1`)", "wiki", "hybrid",
+             {"wiki_article_weight": 1.0}),
+            ("hybrid / wiki, dense query select 128 tokens", "wiki", "hybrid", {"max_query_tokens": 128}),
+            ("hybrid / wiki, dense query select 256 tokens", "wiki", "hybrid", {"max_query_tokens": 256}),
+            ("hybrid / wiki, before issue 24 (select 128 tokens, article rank weight 1)", "wiki", "hybrid",
+             {"max_query_tokens": 128, "wiki_article_weight": 1.0}),
+            (FOCUSED, "wiki", "hybrid", {}),
+        ]
     policy_arms = [("pool", 0), ("truncate", 128), ("truncate", 256), ("select", 96), ("select", 128),
                    ("select", 160), ("select", 192), ("select", 256)]
     arms += [(f"hybrid / direct, dense query {pol}" + (f" {n} tokens" if n else " (150-word windows)"), "direct",
@@ -227,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, value in changes.items():
             setattr(s, name, value)
         r = open_retriever(ws, backend=backend, mode=mode)
-        ranked, lat, slat = measure_arm(r, queries, short)
+        ranked, lat, slat = measure_arm(r, focused if label == FOCUSED else queries, short)
         r.close()
         for name, value in saved.items():
             setattr(s, name, value)

@@ -156,7 +156,8 @@ def test_wiki_ranks_pages_then_dereferences_their_articles(built, emb, order):
     if order == "page":  # both carry the score of their page
         assert hits[0].score == hits[1].score
     else:  # close_account: first page and first article; wire: first page, no BM25 match of its own
-        assert hits[0].score == pytest.approx(2 / 61) and hits[1].score == pytest.approx(1 / 61)
+        w = built.config.search.wiki_article_weight
+        assert hits[0].score == pytest.approx((1 + w) / 61) and hits[1].score == pytest.approx(1 / 61)
     both = r.search("closing checking freeze replacement", k=10)  # both pages cite close_account
     ids = [h.article_id for h in both]
     assert len(ids) == len(set(ids)) == 4  # de-duplicated
@@ -190,13 +191,28 @@ def test_fused_order_lifts_a_relevant_article_above_a_wrong_page(built, emb):
     # wire: page rank 2 + article rank 1 beats page rank 1 alone; the trap's articles keep their cited
     # order (no BM25 match of their own, equal scores, tie broken by page rank then article rank)
     assert [h.article_id for h in fused] == ["wire", "lost_card", "card_fees", "open_savings"]
-    assert fused[0].score == pytest.approx(1 / 62 + 1 / 61) and fused[0].page_ids == ("p-wire",)
+    w = built.config.search.wiki_article_weight
+    assert fused[0].score == pytest.approx(1 / 62 + w / 61) and fused[0].page_ids == ("p-wire",)
     assert [h.score for h in fused[1:]] == pytest.approx([1 / 61] * 3)
     assert all(h.page_ids == ("p-trap",) for h in fused[1:])
     assert "close_account" not in {h.article_id for h in fused}  # its page does not match: not reached
     cards = open_retriever(built, backend="wiki", mode="bm25", embedder=emb, pages=src).search(
         query, k=10, filters=SearchFilters(source_tags=["cards"]))
     assert [h.article_id for h in cards] == ["lost_card", "card_fees"]
+
+
+@pytest.mark.parametrize(("weight", "first"), [(0.0, "lost_card"), (0.5, "wire"), (3.0, "wire")])
+def test_wiki_article_weight_sets_what_an_articles_own_rank_counts(built, emb, weight, first):
+    """wire: page rank 2 and article rank 1; the trap page's articles: page rank 1, no article rank of their
+    own. Weight 0 is page order; with k = 60 any weight above 1/62 lifts wire (1/62 + w/61 > 1/61)."""
+    src = FakePageSource(TRAP)
+    build_index(built, backend="wiki", embedder=emb, pages=src)
+    built.config.search.wiki_article_weight = weight
+    r = open_retriever(built, backend="wiki", mode="bm25", embedder=emb, pages=src)
+    built.config.search.wiki_article_weight = 1.0  # the retriever keeps the weight it was opened with
+    hits = r.search("swift wire abroad international", k=4)
+    assert hits[0].article_id == first
+    assert hits[[h.article_id for h in hits].index("wire")].score == pytest.approx(1 / 62 + weight / 61)
 
 
 def test_fused_order_within_a_page_follows_article_relevance(built, emb):
@@ -245,8 +261,10 @@ def test_wiki_index_goes_stale_when_the_layer_changes(built, emb):
         r.search("savings")
     report = build_index(built, backend="wiki", embedder=emb, pages=src)
     assert report.changed == ["p-save"] and report.embedded == 1
-    hit = open_retriever(built, backend="wiki", embedder=emb, pages=src).search("bonus", k=1)[0]
-    assert hit.article_id == "open_savings"
+    # bm25: only the edited page says "bonus" (no article does), so the hit comes from it alone (in hybrid
+    # the hash embedder's article ranking, noise here, would weigh 1.5 against it)
+    hit = open_retriever(built, backend="wiki", mode="bm25", embedder=emb, pages=src).search("bonus", k=1)[0]
+    assert hit.article_id == "open_savings" and hit.page_ids == ("p-save",)
 
 
 def test_real_wiki_layer_edited_in_place_makes_the_index_stale(built, emb):

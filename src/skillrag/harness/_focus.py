@@ -3,7 +3,8 @@ the facts a specialist must check, and the content terms a quoted passage may ma
 
 Case text is often not a clean ticket (τ²-bench cases are instructions to a simulated customer), so
 sentences about the conversation itself ("If the agent asks…", "You are playing the role of…") are
-kept out of the queries and the facts. Content words are the text layer's (``skillrag.text``: no
+kept out of the queries and the facts (the text layer's rule, ``skillrag.text.about_conversation``;
+names are its ``capitalised_names``). Content words are the text layer's (``skillrag.text``: no
 stop words of the ``content`` list, no words of fewer than three letters, no bare numbers, Snowball
 stems) less words that the case only ever writes capitalised inside a sentence (names: the bank's,
 the customer's); a product name counts only as the whole phrase, once the help center confirms it
@@ -17,24 +18,19 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from skillrag.skill import Case
-from skillrag.text import ALL_KINDS, STOP_WORDS, Analyzer, find_values, sentence_texts, tool_names
+from skillrag.text import (
+    ALL_KINDS,
+    Analyzer,
+    about_conversation,
+    capitalised_names,
+    find_values,
+    flat_sentences,
+    tool_names,
+)
 
 __all__ = ["CaseFocus", "case_focus", "content_analyzer", "content_terms"]
 _NON_CUSTOMER = ("agent", "assistant", "system", "bot", "specialist", "representative")
 _TOKEN = re.compile(r"(?u)\b\w[\w'\-+]*\b")
-#: Sentences about the conversation (role-play directions, what the agent might say), not the problem.
-_ABOUT_CONVERSATION = re.compile(
-    r"\b(?:playing the role|you are playing|your character|role[- ]?play|pretend|simulat\w*|"
-    r"the (?:support |service |customer service |customer support )?(?:agent|representative|assistant)\b|"
-    r"customer service representative|never respond|respond as|conversation|bring (?:this|it) up|unless asked|"
-    r"don't dump|do not dump|end the (?:call|chat|conversation)|"
-    r"if (?:you are|you're) (?:asked|offered|told|recommended)|when asked|if asked|"
-    r"\b(?:if|when|unless|once|until|after)\b[^.]{0,30}\bagent\b|"
-    r"\bagent (?:asks|offers|mentions|recommends|says|corrects|suggests|tries|tells|explains|confirms)|"
-    r"\b(?:if|when|once) (?:offered|asked|told|recommended|pressed)\b|"
-    r"^\W*(?:important\W+)?(?:if|when|once)\b[^:]{0,100}:\s*[\"\u201c])",
-    re.IGNORECASE,
-)
 #: Besides a value (``skillrag.text.find_values``): a day of the year without one ("3/14", "March 5"), or
 #: something the customer does not have ("I don't have a membership").
 _FACT = re.compile(
@@ -44,15 +40,8 @@ _FACT = re.compile(
     r"membership|account|card|plan)\b",
     re.IGNORECASE,
 )
-_NAME = re.compile(r"\b(?:[A-Z][\w'\-+]*[+]?)(?:[ \t]+(?:of[ \t]+|the[ \t]+|&[ \t]+)?[A-Z][\w'\-+]*[+]?)*")
 #: Contact details: a case sentence holding one is identity data, not a fact about the request.
 _CONTACT = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|\b\d{3}[-. ]\d{3}[-. ]\d{4}\b")
-_INNER_CAPS = re.compile(r"[a-z][A-Z]|[A-Za-z][-+][A-Za-z+]|[A-Za-z]\+$")
-
-
-def _sentences(text: str) -> list[str]:
-    """The sentences of ``text`` on one line each (``**`` and white-space runs flattened first)."""
-    return sentence_texts(" ".join(text.replace("**", "").split()))
 
 
 @lru_cache(maxsize=8)
@@ -115,31 +104,6 @@ def _customer_texts(case: Case) -> list[str]:
     return [m.content for m in case.case_messages if m.role.lower() not in _NON_CUSTOMER and m.content.strip()]
 
 
-def _names(text: str) -> list[str]:
-    """Capitalised phrases: runs of capitalised words (two or more, or one with inner capitals / a
-    hyphen / a plus: "EcoCard", "Rho-Bank+"), without leading or trailing stop words, possessive owners
-    ("Sofia's Light Green Account" → "Light Green Account") or SHOUTED words."""
-    out: list[str] = []
-    for m in _NAME.finditer(text):
-        phrase = m.group(0)
-        if "'s " in phrase:
-            phrase = phrase.split("'s ")[-1]
-        words = [w.strip("'") for w in phrase.split()]
-        words = [w for w in words if not (len(w) > 1 and w.isupper() and not w.endswith("+"))]
-        while words and words[0].lower() in STOP_WORDS:
-            words.pop(0)
-        while words and (words[-1].lower() in STOP_WORDS or words[-1].lower() in ("of", "the", "&")):
-            words.pop()
-        if not words:
-            continue
-        if len(words) == 1 and not _INNER_CAPS.search(words[0]):
-            continue
-        name = " ".join(words)
-        if len(name) > 3 and name.lower() not in (o.lower() for o in out):
-            out.append(name)
-    return out
-
-
 def _name_words(sentences: list[str]) -> frozenset[str]:
     """Lower-cased words written capitalised inside a sentence and never in lower case in the case."""
     capital: set[str] = set()
@@ -162,11 +126,11 @@ def case_focus(case: Case, analyzer: Analyzer | None = None) -> CaseFocus:
     analyzer = analyzer or Analyzer(None, "english")
     customer = _customer_texts(case)
     path = " ".join(case.contact_reason_path)
-    reason = " ".join(s for s in _sentences(case.contact_reason) if not _ABOUT_CONVERSATION.search(s)) \
+    reason = " ".join(s for s in flat_sentences(case.contact_reason) if not about_conversation(s)) \
         or case.contact_reason.strip()
     want_parts = [reason, path.strip()]
     if customer:
-        first = " ".join(s for s in _sentences(customer[0]) if not _ABOUT_CONVERSATION.search(s))
+        first = " ".join(s for s in flat_sentences(customer[0]) if not about_conversation(s))
         flat_first, flat_reason = " ".join(first.split()).lower(), " ".join(reason.split()).lower()
         if flat_reason and flat_reason in flat_first:  # the message holds the reason: keep the message
             want_parts[0] = first
@@ -178,10 +142,10 @@ def case_focus(case: Case, analyzer: Analyzer | None = None) -> CaseFocus:
     want = " ".join(want_words[:WANT_WORDS])
 
     sources = [*case.case_notes, *customer]
-    all_sentences = [s for src in [case.contact_reason, *sources] for s in _sentences(src)]
+    all_sentences = [s for src in [case.contact_reason, *sources] for s in flat_sentences(src)]
     # a note that only introduces what follows ("About the customer:") or scripts a reply is not a fact
-    informative = [s for s in dict.fromkeys(s for src in sources for s in _sentences(src))
-                   if not _ABOUT_CONVERSATION.search(s) and not s.rstrip().endswith(":")]
+    informative = [s for s in dict.fromkeys(s for src in sources for s in flat_sentences(src))
+                   if not about_conversation(s) and not s.rstrip().endswith(":")]
     detail_parts: list[str] = []
     size = 0
     for s in informative:
@@ -193,7 +157,7 @@ def case_focus(case: Case, analyzer: Analyzer | None = None) -> CaseFocus:
 
     text = "\n".join([case.contact_reason, path, *sources])
     named_in = [case.contact_reason, *(x for x in informative if not _CONTACT.search(x)), *customer]
-    names = tuple(_names("\n".join(named_in)))
+    names = tuple(capitalised_names("\n".join(named_in)))
     tools = tool_names(text)
     facts = tuple(dict.fromkeys(s for s in informative if (find_values(s, ALL_KINDS) or _FACT.search(s))
                                 and len(s) <= 240 and not _CONTACT.search(s)))

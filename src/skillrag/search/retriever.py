@@ -5,9 +5,10 @@ ranked pages cite, de-duplicated, each with the pages that led to it. How those 
 is ``search.wiki_order``:
 
 * ``"fused"`` (default): reciprocal rank fusion of two ranks per reached article, with the same
-  ``rrf_k``: the rank of the best page citing it, and its own rank among the reached articles under
-  the same mode (BM25 / dense / hybrid scores of the ``direct`` index, which the wiki index build
-  keeps up to date). Ties go to the better page, then the better article rank, then citation order.
+  ``rrf_k``: the rank of the best page citing it (weight 1), and its own rank among the reached
+  articles under the same mode (BM25 / dense / hybrid scores of the ``direct`` index, which the wiki
+  index build keeps up to date; weight ``wiki_article_weight``, 1.5). Ties go to the better page, then
+  the better article rank, then citation order.
 * ``"page"``: page rank order, each page's articles in the order the page cites them (the paper's
   plain dereference). One page that ranks high but is wrong then fills the whole top k.
 
@@ -40,8 +41,20 @@ Long queries (a whole case, hundreds of words) are handled so that no part silen
   (within noise of each other on 46 tasks) at 14 / 17 / 19 / 22 ms. Nearly all of a long query's
   time is the transformer (the int8 file's weights are dequantised at load, so it runs fp32 MatMuls,
   ~0.1 ms per token on an idle 2-core machine, ~0.16 under load), so the token budget sets the
-  latency. 128 is the default: it stays under 20 ms with some headroom for a busier machine, and
-  hybrid still beats the single-query BM25 baseline at k = 10, 20 and 50.
+  latency. Those figures are for hybrid / direct. On the default backend (hybrid / wiki) the budget
+  matters more for the first hit (issue 24, R@20 / R@50 / MRR): select 128 0.440 / 0.662 / 0.555, 160
+  0.450 / 0.666 / 0.528, 176 0.460 / 0.661 / 0.641, 192 0.464 / 0.670 / 0.612, 208 0.454 / 0.658 /
+  0.628, 224 0.477 / 0.670 / 0.584, 256 0.506 / 0.705 / 0.599; pool 0.494 / 0.656 / 0.663 at about
+  ten times the query time. 192 is the default: the middle of the 176–208 plateau, about 1.5× the
+  embedding time of 128.
+
+  Query focusing was measured too, and is not used: keeping only the scenario's request sentences
+  (``skillrag.text.request_sentences``: no role-play directions) lowered hybrid / wiki (select 128)
+  from 0.440 / 0.662 / 0.555 to 0.383 / 0.613 / 0.466; fused by RRF with the whole query 0.423 / 0.660
+  / 0.505; for the dense query only 0.417 / 0.662 / 0.493, for BM25 only 0.401 / 0.660 / 0.481; the
+  product names (``capitalised_names``) as a second sub-query 0.310 / 0.555 / 0.352; one sub-query per
+  paragraph, fused, 0.406 / 0.607 / 0.536 at six times the time. The directions a scenario gives ("if
+  you are recommended a particular credit card…") name the products too.
 
 Every search first checks that the index still matches what it was built from (article content
 hashes for ``direct``, the layer fingerprint for ``wiki``, and the embedder id and parameters) and
@@ -87,7 +100,9 @@ __all__ = ["BACKENDS", "MAX_HIT_PAGES", "MODES", "Retriever", "open_retriever", 
 
 BACKENDS = ("direct", "wiki")
 MODES = ("hybrid", "bm25", "dense")
-#: Ranks taken from each retriever into reciprocal rank fusion (deeper ranks add < 1/260 each).
+#: Ranks taken from each retriever into reciprocal rank fusion (deeper ranks add < 1/260 each). On the tau2
+#: banking dev tasks (hybrid / wiki, select 192, R@20 / R@50 / MRR): 50 0.433 / 0.576 / 0.622, 100 0.468 /
+#: 0.647 / 0.636, 200 0.468 / 0.667 / 0.636, 400 0.466 / 0.657 / 0.636 (BM25 weight 1.5 in that sweep).
 FUSION_DEPTH = 200
 #: How the ``select`` policy cuts a long query into sentences: a plain rule, not ``skillrag.text.sentences``.
 #: On the tau2 dev queries the text layer's sentences gave higher recall on every arm (hybrid/direct R@10
@@ -588,7 +603,8 @@ class Retriever:
         cands = [arts.items[j]["id"] for j in np.flatnonzero(mask)]
         fused = dict(reciprocal_rank_fusion(
             [{a: page_rank[a] for a in cands if page_rank[a] < FUSION_DEPTH},
-             {a: art_rank[a] for a in cands if a in art_rank and art_rank[a] < FUSION_DEPTH}], k=self.settings.rrf_k))
+             {a: art_rank[a] for a in cands if a in art_rank and art_rank[a] < FUSION_DEPTH}], k=self.settings.rrf_k,
+            weights=[1.0, self.settings.wiki_article_weight]))
         scores = {a: fused.get(a, 0.0) for a in cands}
         pos = {a: n for n, a in enumerate(led_by)}  # last tie-breaker: the order the pages cite them
         best = sorted(scores, key=lambda a: (-scores[a], page_rank[a], art_rank.get(a, unranked), pos[a]))[:k]

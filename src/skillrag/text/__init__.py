@@ -12,7 +12,9 @@ knows nothing about articles, pages or cases.
 * tool names: the one rule (``tool_names``, ``uses_tool``, ``code_names``);
 * values: money, percentages, durations, data amounts, counts, URLs, dates (``find_values``,
   ``value_kinds``, ``zero_value``), and the rule a sentence states (``rule_of``);
-* what must never be quoted as guidance (``noise``).
+* what must never be quoted as guidance (``noise``);
+* what a long request is about: the sentences not about the conversation itself and the names it
+  mentions (``request_sentences``, ``about_conversation``, ``capitalised_names``).
 
 Every offset is a character offset into the string given, so a slice is always byte-exact for quoting.
 
@@ -34,6 +36,7 @@ from skillrag.text._bm25 import BM25, BM25_B, BM25_K1
 from skillrag.text._markdown import Block, Cell, TableRow, blocks, line_starts, plain, table_rows
 from skillrag.text._noise import is_definition, is_glossary_heading, is_parameter_table, noise
 from skillrag.text._passages import Passage, passages
+from skillrag.text._requests import about_conversation, capitalised_names, flat_sentences, request_sentences
 from skillrag.text._sentences import refers_back, sentence_texts, sentences, with_antecedents
 from skillrag.text._tools import (
     IDENTIFIER,
@@ -77,9 +80,12 @@ __all__ = [
     "Span",
     "TableRow",
     "Value",
+    "about_conversation",
     "blocks",
+    "capitalised_names",
     "code_names",
     "find_values",
+    "flat_sentences",
     "has_figure",
     "is_definition",
     "is_field_name",
@@ -91,6 +97,7 @@ __all__ = [
     "passages",
     "plain",
     "refers_back",
+    "request_sentences",
     "rule_of",
     "sentence_texts",
     "sentences",
