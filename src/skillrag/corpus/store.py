@@ -176,16 +176,23 @@ class ArticleStore:
                     out[row["id"]] = _row_to_article(row)
         return out
 
-    def list(self, *, include_removed: bool = False, split_documents: bool = True) -> list[Article]:
+    def list(self, *, include_removed: bool = False, split_documents: bool = True,
+             bodies: bool = True) -> list[Article]:
         """Every active article (and removed ones if asked), sorted by id.
 
         ``split_documents=False`` leaves out the documents that were split into section-articles
-        (their sections stay): the units search and the navigation layer work on."""
+        (their sections stay): the units search and the navigation layer work on. ``bodies=False``
+        leaves every ``body`` empty and ``sections`` empty, unread (ids, titles, hashes, sources and
+        parents of a large corpus, for a diff against an index: about a tenth of the time)."""
         where = [] if include_removed else ["status='active'"]
         if not split_documents:
             where.append(f"id NOT IN ({SPLIT_DOCUMENTS})")
-        q = "SELECT * FROM articles" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
         with self.workspace.connect() as conn:
+            cols = "*"
+            if not bodies:
+                cols = ", ".join([r[1] for r in conn.execute("PRAGMA table_info(articles)")
+                                  if r[1] not in ("body", "sections")] + ["'' AS body", "'[]' AS sections"])
+            q = f"SELECT {cols} FROM articles" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
             return [_row_to_article(r) for r in conn.execute(q)]
 
     def sections_of(self, document_id: str) -> list[Article]:

@@ -22,7 +22,7 @@ from skillrag.corpus import ArticleStore
 from skillrag.errors import EmptyInputError, IndexStateError, UserError
 from skillrag.workspace import Workspace
 
-__all__ = ["FACETS_VERSION", "Item", "PageSource", "WikiPageSource", "collect_items", "common_facets", "corpus_facets",
+__all__ = ["FACETS_VERSION", "Item", "PageSource", "WikiPageSource", "collect_changes", "collect_items", "common_facets", "corpus_facets",
            "passages", "preview_of", "text_hash"]
 
 _WS = re.compile(r"\s+")
@@ -137,6 +137,23 @@ def no_layer_error(ws: Workspace) -> IndexStateError:
                            "(or use the direct backend: --backend direct, or search.backend: direct)")
 
 
+def _article_items(arts: Sequence[Any], facets: dict[str, tuple[str, str]]) -> list[Item]:
+    """The direct backend's items of ``arts`` (their facets from ``facets``, the whole corpus's)."""
+    items = []
+    for a in arts:
+        cat, kind = facets.get(a.id, ("", ""))
+        items.append(Item(
+            id=a.id, title=a.title, text=a.body,
+            hash=text_hash(f"{a.content_hash}\x00{a.title}\x00{a.source_tag}\x00{a.source_path}\x00{cat}\x00{kind}"),
+            source_tag=a.source_tag, source_path=a.source_path, content_hash=a.content_hash,
+            preview=preview_of(a.body), category=cat, customer_type=kind))
+    return items
+
+
+def _empty_corpus(ws: Workspace) -> EmptyInputError:
+    return EmptyInputError(f"{ws.root}: the corpus is empty; run `skillrag ingest PATH` first")
+
+
 def collect_items(ws: Workspace, backend: str, pages: PageSource | None = None) -> tuple[list[Item], str | None]:
     """``(items, layer fingerprint or None)`` for ``backend``.
 
@@ -147,17 +164,8 @@ def collect_items(ws: Workspace, backend: str, pages: PageSource | None = None) 
         # a document split into section-articles is indexed through its sections, not whole
         arts = ArticleStore(ws).list(split_documents=False)
         if not arts:
-            raise EmptyInputError(f"{ws.root}: the corpus is empty; run `skillrag ingest PATH` first")
-        facets = corpus_facets(arts)  # they depend on the whole corpus: recomputed for every build
-        items = []
-        for a in arts:
-            cat, kind = facets.get(a.id, ("", ""))
-            items.append(Item(
-                id=a.id, title=a.title, text=a.body,
-                hash=text_hash(f"{a.content_hash}\x00{a.title}\x00{a.source_tag}\x00{a.source_path}\x00{cat}\x00{kind}"),
-                source_tag=a.source_tag, source_path=a.source_path, content_hash=a.content_hash,
-                preview=preview_of(a.body), category=cat, customer_type=kind))
-        return items, None
+            raise _empty_corpus(ws)
+        return _article_items(arts, corpus_facets(arts)), None  # facets: of the whole corpus, every build
     if backend != "wiki":
         raise ValueError(f"unknown backend {backend!r}")
     src = pages or WikiPageSource()
@@ -173,6 +181,35 @@ def collect_items(ws: Workspace, backend: str, pages: PageSource | None = None) 
         items.append(Item(id=p.id, title=p.title, text=text, cites=cites,
                           hash=text_hash("\0".join((p.title, text, ",".join(cites))))))
     return items, fp
+
+
+def collect_changes(ws: Workspace, backend: str, stored: dict[str, str],
+                    pages: PageSource | None = None) -> tuple[list[Item], list[str], dict[str, str], str | None]:
+    """``(fresh items, every item id in index order, id → item hash, layer fingerprint or None)``: what
+    ``collect_items`` gives, with only the items whose hash is not ``stored``'s (id → item hash, an
+    index's manifest) made whole. The direct backend reads no article body but theirs (the facets
+    still come from every article's id, title and parent); the wiki backend reads every page (a layer
+    has a few pages per hundred articles). Raises as ``collect_items``."""
+    if backend != "direct":
+        items, fp = collect_items(ws, backend, pages)
+        return ([it for it in items if stored.get(it.id) != it.hash], [it.id for it in items],
+                {it.id: it.hash for it in items}, fp)
+    store = ArticleStore(ws)
+    heads = store.list(split_documents=False, bodies=False)
+    if not heads:
+        raise _empty_corpus(ws)
+    facets = corpus_facets(heads)
+    # a head's item hash is the item's: the body enters it only through content_hash
+    hashes = {it.id: it.hash for it in _article_items(heads, facets)}
+    want = [i for i, h in hashes.items() if stored.get(i) != h]
+    got = store.get_many(want)
+    fresh = _article_items([got[i] for i in want if i in got], facets)
+    for it in fresh:  # an article written since the heads were read: its item as read now
+        hashes[it.id] = it.hash
+    gone = [i for i in want if i not in got]  # removed since the heads were read
+    for i in gone:
+        del hashes[i]
+    return fresh, list(hashes), hashes, None
 
 
 def passages(title: str, text: str, words: int, overlap: int) -> list[str]:
