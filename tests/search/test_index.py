@@ -82,6 +82,7 @@ def test_a_no_op_reads_no_article_and_a_change_is_still_seen(tmp_path, ws, emb, 
 
     with monkeypatch.context() as m:
         m.setattr(index, "collect_items", no_items)
+        m.setattr(index, "collect_changes", no_items)
         m.setattr(index.VectorStore, "get", no_items)
         report = build_index(ws, embedder=emb)
     assert report.up_to_date and report.items == 5 and report.passages == 5 and report.embedded == 0

@@ -143,6 +143,16 @@ def _row_to_article(row: sqlite3.Row) -> Article:
     )
 
 
+def _row_to_head(row: sqlite3.Row) -> Article:
+    """An article without body and sections, built unvalidated (``model_construct``: the row was
+    validated when it was stored)."""
+    return Article.model_construct(
+        **{k: row[k] for k in ("id", "title", "content_hash", "source_path", "source_tag", "status", "parent",
+                               "parent_offset", "url", "skill")},
+        body="", sections=[], changed=bool(row["changed"]),
+        heading_path=[] if row["heading_path"] == "[]" else json.loads(row["heading_path"]))
+
+
 class ArticleStore:
     """Read access to the stored articles of a workspace.
 
@@ -182,8 +192,8 @@ class ArticleStore:
 
         ``split_documents=False`` leaves out the documents that were split into section-articles
         (their sections stay): the units search and the navigation layer work on. ``bodies=False``
-        leaves every ``body`` empty and ``sections`` empty, unread (ids, titles, hashes, sources and
-        parents of a large corpus, for a diff against an index: about a tenth of the time)."""
+        leaves every ``body`` and ``sections`` empty, unread (ids, titles, hashes, sources and parents
+        of a large corpus, for a diff against an index)."""
         where = [] if include_removed else ["status='active'"]
         if not split_documents:
             where.append(f"id NOT IN ({SPLIT_DOCUMENTS})")
@@ -193,7 +203,9 @@ class ArticleStore:
                 cols = ", ".join([r[1] for r in conn.execute("PRAGMA table_info(articles)")
                                   if r[1] not in ("body", "sections")] + ["'' AS body", "'[]' AS sections"])
             q = f"SELECT {cols} FROM articles" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
-            return [_row_to_article(r) for r in conn.execute(q)]
+            if bodies:
+                return [_row_to_article(r) for r in conn.execute(q)]
+            return [_row_to_head(r) for r in conn.execute(q)]
 
     def sections_of(self, document_id: str) -> list[Article]:
         """The active section-articles split from ``document_id``, in document order (empty when the

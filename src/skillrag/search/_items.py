@@ -10,6 +10,7 @@ would be invisible to dense retrieval.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ from typing import Any, Protocol
 from skillrag import wiki
 from skillrag.corpus import ArticleStore
 from skillrag.errors import EmptyInputError, IndexStateError, UserError
-from skillrag.workspace import Workspace
+from skillrag.workspace import Workspace, atomic_write_text
 
 __all__ = ["FACETS_VERSION", "Item", "PageSource", "WikiPageSource", "collect_changes", "collect_items", "common_facets", "corpus_facets",
            "passages", "preview_of", "text_hash"]
@@ -64,13 +65,34 @@ class Item:
                 "category": self.category, "customer_type": self.customer_type}
 
 
-def corpus_facets(articles: Sequence[Any]) -> dict[str, tuple[str, str]]:
+def corpus_facets(articles: Sequence[Any], memo: Path | None = None) -> dict[str, tuple[str, str]]:
     """``{article id: (category, customer type)}`` of ``articles`` (the units the direct index holds:
-    ``ArticleStore.list(split_documents=False)``), by the navigation layer's family rule
-    (``skillrag.wiki.families.article_facets``, imported here only: it is the one rule for every backend)."""
+    ``ArticleStore.list(split_documents=False)``; bodies are not read), by the navigation layer's family
+    rule (``skillrag.wiki.families.article_facets``, imported here only: it is the one rule for every
+    backend). ``memo``: a JSON file that keeps the last result with the digest of what it was computed
+    from (every article's id, title, parent, heading path and offset; ``FACETS_VERSION``): when the
+    digest still holds (articles edited, none added, removed or retitled) the result is read from it,
+    else computed and written there. A damaged or missing memo is only recomputed."""
     from skillrag.wiki.families import article_facets
 
-    return {a: (f.category, f.customer_type) for a, f in article_facets(articles).items()}
+    key = None
+    if memo is not None:
+        h = hashlib.sha256(f"facets {FACETS_VERSION}\n".encode())
+        for a in sorted(articles, key=lambda a: a.id):
+            fields = (a.id, a.title, a.parent or "", "\x1f".join(a.heading_path), str(a.parent_offset))
+            h.update("\x00".join(fields).encode() + b"\n")
+        key = h.hexdigest()
+        try:
+            kept = json.loads(memo.read_text(encoding="utf-8"))
+            if kept.get("input") == key:
+                return {a: (f[0], f[1]) for a, f in kept["facets"].items()}
+        except (OSError, ValueError, AttributeError, KeyError, IndexError, TypeError):
+            pass
+    out = {a: (f.category, f.customer_type) for a, f in article_facets(articles).items()}
+    if memo is not None:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(memo, json.dumps({"input": key, "facets": out}, ensure_ascii=False))
+    return out
 
 
 def common_facets(facets: Sequence[tuple[str, str]]) -> tuple[str, str]:
@@ -150,6 +172,11 @@ def _article_items(arts: Sequence[Any], facets: dict[str, tuple[str, str]]) -> l
     return items
 
 
+def facets_memo(ws: Workspace) -> Path:
+    """Where the direct index keeps the last facets it computed (``corpus_facets``'s ``memo``)."""
+    return ws.state_dir / "search" / "facets.json"
+
+
 def _empty_corpus(ws: Workspace) -> EmptyInputError:
     return EmptyInputError(f"{ws.root}: the corpus is empty; run `skillrag ingest PATH` first")
 
@@ -165,7 +192,8 @@ def collect_items(ws: Workspace, backend: str, pages: PageSource | None = None) 
         arts = ArticleStore(ws).list(split_documents=False)
         if not arts:
             raise _empty_corpus(ws)
-        return _article_items(arts, corpus_facets(arts)), None  # facets: of the whole corpus, every build
+        # facets: of the whole corpus, every build (memoised while no article is added, removed or retitled)
+        return _article_items(arts, corpus_facets(arts, facets_memo(ws))), None
     if backend != "wiki":
         raise ValueError(f"unknown backend {backend!r}")
     src = pages or WikiPageSource()
@@ -198,7 +226,7 @@ def collect_changes(ws: Workspace, backend: str, stored: dict[str, str],
     heads = store.list(split_documents=False, bodies=False)
     if not heads:
         raise _empty_corpus(ws)
-    facets = corpus_facets(heads)
+    facets = corpus_facets(heads, facets_memo(ws))
     # a head's item hash is the item's: the body enters it only through content_hash
     hashes = {it.id: it.hash for it in _article_items(heads, facets)}
     want = [i for i, h in hashes.items() if stored.get(i) != h]
