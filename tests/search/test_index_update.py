@@ -179,7 +179,7 @@ def test_an_update_of_a_damaged_index_is_refused_with_one_line(tmp_path, corpus)
     emb = HashEmbedder()
     build_index(ws, embedder=emb)
     (index_dir(ws, "direct") / "counts.npz").write_bytes(b"not numpy")
-    p = sorted(corpus.glob("*.md"))[0]
+    p = min(corpus.glob("*.md"))
     p.write_text(p.read_text(encoding="utf-8") + "\n\nOne more line.\n", encoding="utf-8")
     ingest(ws, [corpus], tag="help")
     with pytest.raises(IndexStateError, match=r"the index is damaged .*run `skillrag index --force`"):
