@@ -189,7 +189,8 @@ def test_removed_article_leaves_the_index(tmp_path, ws, emb):
     assert report.removed == ["wire"] and report.items == 4
     ids = [h.article_id for h in open_retriever(ws, embedder=emb).search("wire abroad swift", k=10)]
     assert "wire" not in ids
-    assert json.loads((ws.state_dir / "search" / "direct" / "items.json").read_text())[0]["id"] != "wire"
+    first = (ws.state_dir / "search" / "direct" / "items.jsonl").read_text().splitlines()[0]
+    assert json.loads(first)["id"] != "wire"
 
 
 def test_build_reports_progress_to_the_total(ws, emb):

@@ -44,7 +44,7 @@ def _files(ws: Workspace, backend: str = "direct") -> dict[str, object]:
     for name in ("rows.npy", "passages.npy", "bm25/data.csc.index.npy", "bm25/indices.csc.index.npy",
                  "bm25/indptr.csc.index.npy"):
         out[name] = np.load(d / name).tolist()
-    for name in ("items.json", "bm25/vocab.index.json"):
+    for name in ("items.jsonl", "bm25/vocab.index.json"):
         out[name] = (d / name).read_text(encoding="utf-8")
     return out
 
@@ -193,8 +193,9 @@ def test_facets_from_article_heads_and_their_memo_are_those_of_the_whole_article
     gives them back only while no article is added, removed or retitled."""
     ws = _workspace(tmp_path, corpus)
     store = ArticleStore(ws)
-    full, heads = store.list(split_documents=False), store.list(split_documents=False, bodies=False)
-    assert [a.id for a in heads] == [a.id for a in full] and not any(a.body for a in heads)
+    full, heads = store.list(split_documents=False), store.heads(split_documents=False)
+    assert [a.id for a in heads] == [a.id for a in full]
+    assert [a.content_hash for a in heads] == [a.content_hash for a in full]
     want = corpus_facets(full)
     assert any(f != ("", "") for f in want.values())
     memo = tmp_path / "facets.json"
@@ -203,7 +204,7 @@ def test_facets_from_article_heads_and_their_memo_are_those_of_the_whole_article
     kept["facets"] = {a: ["kept", "kept"] for a in kept["facets"]}  # tells a memo hit from a recount
     memo.write_text(json.dumps(kept), encoding="utf-8")
     assert set(corpus_facets(heads, memo).values()) == {("kept", "kept")}
-    retitled = [a.model_copy(update={"title": a.title + " two"}) if n == 0 else a for n, a in enumerate(heads)]
+    retitled = [a._replace(title=a.title + " two") if n == 0 else a for n, a in enumerate(heads)]
     assert corpus_facets(retitled, memo) == corpus_facets(retitled)
     memo.write_text("{", encoding="utf-8")  # damaged: computed again
     assert corpus_facets(heads, memo) == want

@@ -91,3 +91,16 @@ def test_term_counts_updated_document_by_document_equal_the_counts_of_the_new_co
     assert np.array_equal(back.term_ids, got.term_ids)
     with pytest.raises(ValueError, match="do not match"):
         TermCounts.from_arrays(got.vocab[:3], got.arrays())
+
+
+def test_an_index_from_term_counts_with_a_vocabulary_beyond_16_bits():
+    """Above 65536 terms the columns are sorted on 32-bit keys: the same scores as ``bm25s``."""
+    from skillrag.text import TermCounts
+
+    docs = [[f"t{i}", f"t{i + 1}", "common", f"t{i}"] for i in range(0, 70_000, 2)]
+    bm25 = BM25()
+    ref, got = bm25.index(docs), bm25.index_counts(TermCounts.of(docs))
+    assert len(got.vocab_dict) > 1 << 16
+    for t in ("t0", "t1", "t69999", "common"):
+        assert np.array_equal(ref.get_scores_from_ids([ref.vocab_dict[t]]),
+                              got.get_scores_from_ids([got.vocab_dict[t]])), t

@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillrag.corpus.filters import SearchFilters
-from skillrag.corpus.model import Article, Section, check_id
+from skillrag.corpus.model import Article, ArticleHead, Section, check_id
 from skillrag.errors import ArticleNotFound, SkillragError
 from skillrag.workspace import Workspace
 
@@ -143,16 +143,6 @@ def _row_to_article(row: sqlite3.Row) -> Article:
     )
 
 
-def _row_to_head(row: sqlite3.Row) -> Article:
-    """An article without body and sections, built unvalidated (``model_construct``: the row was
-    validated when it was stored)."""
-    return Article.model_construct(
-        **{k: row[k] for k in ("id", "title", "content_hash", "source_path", "source_tag", "status", "parent",
-                               "parent_offset", "url", "skill")},
-        body="", sections=[], changed=bool(row["changed"]),
-        heading_path=[] if row["heading_path"] == "[]" else json.loads(row["heading_path"]))
-
-
 class ArticleStore:
     """Read access to the stored articles of a workspace.
 
@@ -186,26 +176,27 @@ class ArticleStore:
                     out[row["id"]] = _row_to_article(row)
         return out
 
-    def list(self, *, include_removed: bool = False, split_documents: bool = True,
-             bodies: bool = True) -> list[Article]:
+    def list(self, *, include_removed: bool = False, split_documents: bool = True) -> list[Article]:
         """Every active article (and removed ones if asked), sorted by id.
 
         ``split_documents=False`` leaves out the documents that were split into section-articles
-        (their sections stay): the units search and the navigation layer work on. ``bodies=False``
-        leaves every ``body`` and ``sections`` empty, unread (ids, titles, hashes, sources and parents
-        of a large corpus, for a diff against an index)."""
+        (their sections stay): the units search and the navigation layer work on."""
         where = [] if include_removed else ["status='active'"]
         if not split_documents:
             where.append(f"id NOT IN ({SPLIT_DOCUMENTS})")
+        q = "SELECT * FROM articles" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
         with self.workspace.connect() as conn:
-            cols = "*"
-            if not bodies:
-                cols = ", ".join([r[1] for r in conn.execute("PRAGMA table_info(articles)")
-                                  if r[1] not in ("body", "sections")] + ["'' AS body", "'[]' AS sections"])
-            q = f"SELECT {cols} FROM articles" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
-            if bodies:
-                return [_row_to_article(r) for r in conn.execute(q)]
-            return [_row_to_head(r) for r in conn.execute(q)]
+            return [_row_to_article(r) for r in conn.execute(q)]
+
+    def heads(self, *, split_documents: bool = True) -> list[ArticleHead]:
+        """Every active article without its body and sections (``ArticleHead``), sorted by id, as
+        ``list`` selects them (``split_documents=False``: the units search and the navigation layer
+        work on)."""
+        where = "status='active'" + ("" if split_documents else f" AND id NOT IN ({SPLIT_DOCUMENTS})")
+        q = ("SELECT id, title, content_hash, source_path, source_tag, parent, heading_path, parent_offset "
+             f"FROM articles WHERE {where} ORDER BY id")
+        with self.workspace.connect() as conn:
+            return [ArticleHead(*r[:6], [] if r[6] == "[]" else json.loads(r[6]), r[7]) for r in conn.execute(q)]
 
     def sections_of(self, document_id: str) -> list[Article]:
         """The active section-articles split from ``document_id``, in document order (empty when the

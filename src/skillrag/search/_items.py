@@ -67,7 +67,7 @@ class Item:
 
 def corpus_facets(articles: Sequence[Any], memo: Path | None = None) -> dict[str, tuple[str, str]]:
     """``{article id: (category, customer type)}`` of ``articles`` (the units the direct index holds:
-    ``ArticleStore.list(split_documents=False)``; bodies are not read), by the navigation layer's family
+    ``ArticleStore.list(split_documents=False)``, or their ``heads``: bodies are not read), by the navigation layer's family
     rule (``skillrag.wiki.families.article_facets``, imported here only: it is the one rule for every
     backend). ``memo``: a JSON file that keeps the last result with the digest of what it was computed
     from (every article's id, title, parent, heading path and offset; ``FACETS_VERSION``): when the
@@ -165,11 +165,16 @@ def _article_items(arts: Sequence[Any], facets: dict[str, tuple[str, str]]) -> l
     for a in arts:
         cat, kind = facets.get(a.id, ("", ""))
         items.append(Item(
-            id=a.id, title=a.title, text=a.body,
-            hash=text_hash(f"{a.content_hash}\x00{a.title}\x00{a.source_tag}\x00{a.source_path}\x00{cat}\x00{kind}"),
+            id=a.id, title=a.title, text=a.body, hash=_article_hash(a, cat, kind),
             source_tag=a.source_tag, source_path=a.source_path, content_hash=a.content_hash,
             preview=preview_of(a.body), category=cat, customer_type=kind))
     return items
+
+
+def _article_hash(a: Any, category: str, customer_type: str) -> str:
+    """The item hash of an article (an ``Article`` or its ``ArticleHead``: the body enters it through
+    ``content_hash`` only) with these facets."""
+    return text_hash(f"{a.content_hash}\x00{a.title}\x00{a.source_tag}\x00{a.source_path}\x00{category}\x00{customer_type}")
 
 
 def facets_memo(ws: Workspace) -> Path:
@@ -223,12 +228,11 @@ def collect_changes(ws: Workspace, backend: str, stored: dict[str, str],
         return ([it for it in items if stored.get(it.id) != it.hash], [it.id for it in items],
                 {it.id: it.hash for it in items}, fp)
     store = ArticleStore(ws)
-    heads = store.list(split_documents=False, bodies=False)
+    heads = store.heads(split_documents=False)
     if not heads:
         raise _empty_corpus(ws)
     facets = corpus_facets(heads, facets_memo(ws))
-    # a head's item hash is the item's: the body enters it only through content_hash
-    hashes = {it.id: it.hash for it in _article_items(heads, facets)}
+    hashes = {a.id: _article_hash(a, *facets.get(a.id, ("", ""))) for a in heads}
     want = [i for i, h in hashes.items() if stored.get(i) != h]
     got = store.get_many(want)
     fresh = _article_items([got[i] for i in want if i in got], facets)

@@ -196,7 +196,9 @@ class BM25:
         tf = counts.tf.astype(np.float32).astype(_TFC_DTYPE)
         tfc = tf / (tf + norm[doc].astype(_TFC_DTYPE))
         data = (idf[counts.term_ids] * tfc).astype(np.float32)
-        by_term = np.argsort(counts.term_ids, kind="stable")  # CSC over terms, documents ascending
+        # CSC over terms, documents ascending; 16-bit keys sort by radix (a vocabulary below 65536 terms)
+        keys = counts.term_ids.astype(np.uint16) if len(counts.vocab) <= 1 << 16 else counts.term_ids
+        by_term = np.argsort(keys, kind="stable")
         indptr = np.zeros(len(counts.vocab) + 1, dtype=np.int64)
         np.cumsum(df, out=indptr[1:])
         index = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")

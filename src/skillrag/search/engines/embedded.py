@@ -4,7 +4,7 @@ Layout (under the workspace's ``.skillrag/``)::
 
     search/<backend>/manifest.json   how it was built: versions, embedder id, parameters, item hashes
     search/<backend>/header.json     the manifest without the item hashes (a no-op re-index reads this)
-    search/<backend>/items.json      item records (id, title, source tag/path, cited article ids)
+    search/<backend>/items.jsonl     item records (id, title, source tag/path, cited article ids), one a line
     search/<backend>/bm25/           the bm25s index (its own params.index.json and vocabulary inside)
     search/<backend>/counts.npz      the items' BM25 term counts (``text.TermCounts``, over the bm25s vocabulary)
     search/<backend>/rows.npy        (n_passages,) int32: the item each passage belongs to
@@ -57,12 +57,22 @@ __all__ = ["FORMAT_VERSION", "EmbeddedEngine", "EmbeddedIndex", "index_dir"]
 #: 3: passage vectors live only in the vector store (format 2 kept a copy in vectors.npy).
 #: 4: the term counts are kept (counts.npz), so an update re-analyses only the items that changed.
 FORMAT_VERSION = 4
-_FILES = ("manifest.json", "items.json", "rows.npy", "passages.npy", "counts.npz", "bm25")
+_FILES = ("manifest.json", "items.jsonl", "rows.npy", "passages.npy", "counts.npz", "bm25")
 
 
 def index_dir(ws: Workspace, backend: str) -> Path:
     """The folder of ``backend``'s embedded index."""
     return ws.state_dir / "search" / backend
+
+
+def _record(item: Any) -> str:
+    """An item's line of ``items.jsonl`` (JSON escapes every line break, so a record is one line)."""
+    return json.dumps(item.record(), ensure_ascii=False)
+
+
+def _lines(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    return text.split("\n")[:-1] if text.endswith("\n") else ([text] if text else [])
 
 
 class EmbeddedIndex:
@@ -72,7 +82,7 @@ class EmbeddedIndex:
     def __init__(self, ws: Workspace, folder: Path, manifest: dict[str, Any]) -> None:
         self.manifest = manifest
         try:
-            self.items: list[dict[str, Any]] = json.loads((folder / "items.json").read_text(encoding="utf-8"))
+            self.items: list[dict[str, Any]] = json.loads("[" + ",".join(_lines(folder / "items.jsonl")) + "]")
             rows = np.load(folder / "rows.npy")
             hashes = np.load(folder / "passages.npy")
             self.bm25 = bm25s.BM25.load(str(folder / "bm25"), load_vocab=True, show_progress=False)
@@ -163,7 +173,7 @@ class EmbeddedEngine:
         return all((d / name).exists() for name in _FILES)
 
     def write(self, data: BuildInput) -> None:
-        self._save(data.backend, data.header, [it.record() for it in data.items],
+        self._save(data.backend, data.header, [_record(it) for it in data.items],
                    {it.id: it.hash for it in data.items},
                    {it.id: it.content_hash for it in data.items} if data.backend == "direct" else {},
                    TermCounts.of(data.terms), np.asarray(data.passage_rows, dtype=np.int32),
@@ -174,13 +184,14 @@ class EmbeddedEngine:
         ``IndexStateError`` when the stored files are damaged (``skillrag index --force`` rebuilds)."""
         folder = index_dir(self.ws, data.backend)
         try:
-            records: list[dict[str, Any]] = json.loads((folder / "items.json").read_text(encoding="utf-8"))
+            records = _lines(folder / "items.jsonl")  # kept as text: an unchanged record is not parsed again
+            ids = list(json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["items"])
             rows = np.load(folder / "rows.npy")
             hashes = np.load(folder / "passages.npy")
             vocab = bm25s.BM25.load(str(folder / "bm25"), load_vocab=True, mmap=True, show_progress=False).vocab_dict
             with np.load(folder / "counts.npz") as arrays:
                 counts = TermCounts.from_arrays(sorted(vocab, key=vocab.__getitem__), arrays)
-            if counts.n_docs != len(records) or len(rows) != len(hashes) or np.any(np.diff(rows) < 0):
+            if not counts.n_docs == len(records) == len(ids) or len(rows) != len(hashes) or np.any(np.diff(rows) < 0):
                 raise ValueError("the files do not match")
             ptr = np.searchsorted(rows, np.arange(len(records) + 1), side="left")
             if np.any(np.diff(ptr) < 1) or ptr[-1] != len(rows):
@@ -188,7 +199,7 @@ class EmbeddedEngine:
         except (OSError, ValueError, KeyError) as exc:
             raise IndexStateError(f"{folder}: the index is damaged ({exc}); run `skillrag index --force`") from None
         n_old = len(records)
-        at = {rec["id"]: n for n, rec in enumerate(records)}
+        at = {i: n for n, i in enumerate(ids)}
         fresh = {it.id: n_old + j for j, it in enumerate(data.items)}
         if any(i not in fresh and i not in at for i in data.order):
             raise IndexStateError(f"{folder}: the index is damaged (its items do not match its manifest); "
@@ -204,15 +215,17 @@ class EmbeddedEngine:
         out_ptr = np.concatenate([[0], np.cumsum(counts_per_item)])
         take = np.repeat(starts - out_ptr[:-1], counts_per_item) + np.arange(int(out_ptr[-1]), dtype=np.int64)
         new_rows = np.repeat(np.arange(len(order), dtype=np.int32), counts_per_item)
-        new_records = [records[r] if r < n_old else data.items[r - n_old].record() for r in order.tolist()]
+        new_records = [records[r] if r < n_old else _record(data.items[r - n_old]) for r in order.tolist()]
         header = {**data.header, "passages": len(take)}
         self._save(data.backend, header, new_records, data.hashes, data.content_hashes, new_counts, new_rows,
                    pool[take])
         return len(take)
 
-    def _save(self, backend: str, header: dict[str, Any], records: list[dict[str, Any]], hashes: dict[str, str],
+    def _save(self, backend: str, header: dict[str, Any], records: list[str], hashes: dict[str, str],
               content_hashes: dict[str, str], counts: TermCounts, rows: np.ndarray, passages: np.ndarray) -> None:
-        """Write the files of one index into a fresh folder and swap it in (module doc)."""
+        """Write the files of one index into a fresh folder and swap it in (module doc). ``records``: the
+        lines of ``items.jsonl``; ``hashes``: id → item hash in the same order (``update`` reads the
+        stored order from the manifest's map)."""
         params = header["params"]
         bm25 = BM25(params["bm25_k1"], params["bm25_b"]).index_counts(counts)
         manifest = {**header, "items": hashes, "content_hashes": content_hashes}
@@ -224,7 +237,7 @@ class EmbeddedEngine:
             np.savez(tmp / "counts.npz", **counts.arrays())
             np.save(tmp / "rows.npy", rows)
             np.save(tmp / "passages.npy", passages)
-            atomic_write_text(tmp / "items.json", json.dumps(records, ensure_ascii=False))
+            atomic_write_text(tmp / "items.jsonl", "".join(r + "\n" for r in records))
             atomic_write_text(tmp / "header.json", json.dumps(header, indent=1, ensure_ascii=False))
             atomic_write_text(tmp / "manifest.json", json.dumps(manifest, indent=1, ensure_ascii=False))
             old_dir = final.with_name(f".{backend}.old")
