@@ -8,6 +8,11 @@ Vectors come from the workspace's one vector store (``skillrag.search.vectors``)
 embedder has already embedded the same passage, so only new or changed passages are embedded, and an
 interrupted build resumes where it stopped (each embedded batch is stored at once). Passages to embed
 are sorted by token length before they are batched, so a batch pads little.
+
+An index built the same way (embedder, settings, versions) on an ``incremental`` engine is updated in
+place: only the new and changed items are read whole, cut into passages, hashed and analysed
+(``_items.collect_changes``, ``Engine.update``), the rest of the corpus is compared by item hash, and
+the result is the index a full build of the same corpus writes. ``force`` always builds in full.
 """
 
 from __future__ import annotations
@@ -162,8 +167,9 @@ def build_index(
 
     Only items whose content changed are re-embedded; with nothing changed the index is left as it is
     (``report.up_to_date``), told from the manifest's header alone when its ``input_stamp`` still holds
-    (no article or page read), else by comparing every item's hash. ``progress(done, total)`` is called
-    as passages are embedded.
+    (no article or page read), else by comparing every item's hash; a change is applied in place when
+    the engine can (module doc). ``progress(done, total)`` is called as passages are embedded.
+    ``report.reused`` counts the unchanged items' passages too when the index was updated in place.
     ``pages`` replaces the ``skillrag.wiki`` page source (tests). ``force`` rebuilds the files even when
     up to date (the vector cache still applies). With ``search.wiki_order="fused"`` a ``wiki`` build
     first brings the ``direct`` index up to date too (incremental), since the wiki backend uses it.

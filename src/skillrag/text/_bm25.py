@@ -18,6 +18,8 @@ the average length, df and idf from the stored counts), never the text.
 from __future__ import annotations
 
 import math
+from array import array
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -60,36 +62,27 @@ class TermCounts:
 
     @classmethod
     def of(cls, docs: Sequence[Sequence[str]]) -> TermCounts:
-        """The counts of ``docs`` (each document its analysed terms, repeats counted)."""
+        """The counts of ``docs`` (each document its analysed terms, repeats counted). Memory: a few
+        arrays of the distinct (document, term) pairs, never one of every token."""
         ids: dict[str, int] = {}
-        lens, flat = [], []
-        for doc in docs:
-            toks = list(doc) or [""]
-            lens.append(len(toks))
-            flat.extend(ids.setdefault(t, len(ids)) for t in toks)
+        term_ids, tfs = array("i"), array("i")
+        lens = np.empty(len(docs), dtype=np.int64)
+        for d, doc in enumerate(docs):
+            bag = Counter(doc or [""])
+            term_ids.extend([ids.setdefault(t, len(ids)) for t in bag])
+            tfs.extend(bag.values())
+            lens[d] = len(bag)
+        vocab = sorted(ids)
+        new_id = np.empty(len(ids), dtype=np.int64)
+        new_id[[ids[t] for t in vocab]] = np.arange(len(vocab))
+        term = new_id[np.frombuffer(term_ids, dtype=np.int32)] if len(term_ids) else np.zeros(0, np.int64)
         ptr = np.zeros(len(docs) + 1, dtype=np.int64)
         np.cumsum(lens, out=ptr[1:])
-        doc = np.repeat(np.arange(len(docs), dtype=np.int64), lens)
-        return cls._canonical(tuple(ids), len(docs), doc, np.asarray(flat, dtype=np.int64),
-                              np.ones(len(flat), dtype=np.int64))
-
-    @classmethod
-    def _canonical(cls, vocab: Sequence[str], n_docs: int, doc: np.ndarray, term: np.ndarray,
-                   tf: np.ndarray) -> TermCounts:
-        """Entries ``(doc, term id into vocab, tf)`` (any order, repeats summed) in canonical form."""
-        present = np.zeros(len(vocab), dtype=bool)
-        present[term] = True
-        keep = np.flatnonzero(present)
-        order = sorted(range(len(keep)), key=lambda i: vocab[keep[i]])
-        new_id = np.empty(len(vocab), dtype=np.int64)
-        new_id[keep[order]] = np.arange(len(keep))
-        key = doc * max(1, len(keep)) + new_id[term]
-        uniq, inv = np.unique(key, return_inverse=True)
-        counts = np.bincount(inv.ravel(), weights=tf, minlength=len(uniq)).astype(np.int32)
-        docs = uniq // max(1, len(keep))
-        ptr = np.zeros(n_docs + 1, dtype=np.int64)
-        np.cumsum(np.bincount(docs, minlength=n_docs), out=ptr[1:])
-        return cls(tuple(vocab[keep[i]] for i in order), ptr, (uniq % max(1, len(keep))).astype(np.int32), counts)
+        # ascending term ids within each document: sort on (document, term)
+        order = np.argsort(np.repeat(np.arange(len(docs), dtype=np.int64), lens) * max(1, len(vocab)) + term,
+                           kind="stable")
+        tf = np.frombuffer(tfs, dtype=np.int32) if len(tfs) else np.zeros(0, np.int32)
+        return cls(tuple(vocab), ptr, term[order].astype(np.int32), tf[order].copy())
 
     def select(self, rows: Sequence[int] | np.ndarray, extra: TermCounts | None = None) -> TermCounts:
         """A corpus of these documents in a new order: ``rows[i]`` is document ``i`` of the result, a
