@@ -82,6 +82,7 @@ def test_a_no_op_reads_no_article_and_a_change_is_still_seen(tmp_path, ws, emb, 
 
     with monkeypatch.context() as m:
         m.setattr(index, "collect_items", no_items)
+        m.setattr(index, "collect_changes", no_items)
         m.setattr(index.VectorStore, "get", no_items)
         report = build_index(ws, embedder=emb)
     assert report.up_to_date and report.items == 5 and report.passages == 5 and report.embedded == 0
@@ -188,7 +189,8 @@ def test_removed_article_leaves_the_index(tmp_path, ws, emb):
     assert report.removed == ["wire"] and report.items == 4
     ids = [h.article_id for h in open_retriever(ws, embedder=emb).search("wire abroad swift", k=10)]
     assert "wire" not in ids
-    assert json.loads((ws.state_dir / "search" / "direct" / "items.json").read_text())[0]["id"] != "wire"
+    first = (ws.state_dir / "search" / "direct" / "items.jsonl").read_text().splitlines()[0]
+    assert json.loads(first)["id"] != "wire"
 
 
 def test_build_reports_progress_to_the_total(ws, emb):

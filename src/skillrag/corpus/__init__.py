@@ -5,13 +5,14 @@ Long documents are also stored as section-articles (``DOC#slug``, byte-exact sli
 
 from skillrag.corpus.filters import SearchFilters
 from skillrag.corpus.ingest import IngestReport, count_files, ingest
-from skillrag.corpus.model import Article, Section, SourceArticle, check_id, content_hash
+from skillrag.corpus.model import Article, ArticleHead, Section, SourceArticle, check_id, content_hash
 from skillrag.corpus.split import split_document
 from skillrag.corpus.store import ArticleStore, ScopedArticles, SourceScope, reference_tag
 from skillrag.corpus.summary import summarize
 
 __all__ = [
     "Article",
+    "ArticleHead",
     "ArticleStore",
     "IngestReport",
     "ScopedArticles",

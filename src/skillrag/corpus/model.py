@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,6 +34,22 @@ class Section(BaseModel):
     level: int = Field(ge=1, le=6)
     start: int = Field(ge=0, description="Offset of the heading line, in characters.")
     end: int = Field(ge=0, description="Offset one past the section's last character.")
+
+
+class ArticleHead(NamedTuple):
+    """A stored article without its text (``ArticleStore.heads``): what places it (id, title, source,
+    the document it was split from) and the hash of its body. Enough for a search index's item hash and
+    for the facets (``wiki.families.article_facets`` reads ids, titles, parents, heading paths and
+    offsets), read at a fraction of the cost of whole articles."""
+
+    id: str
+    title: str
+    content_hash: str
+    source_path: str
+    source_tag: str
+    parent: str | None
+    heading_path: list[str]
+    parent_offset: int
 
 
 class SourceArticle(BaseModel):

@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillrag.corpus.filters import SearchFilters
-from skillrag.corpus.model import Article, Section, check_id
+from skillrag.corpus.model import Article, ArticleHead, Section, check_id
 from skillrag.errors import ArticleNotFound, SkillragError
 from skillrag.workspace import Schema, Workspace
 from skillrag.workspace.schema import statements
@@ -190,6 +190,16 @@ class ArticleStore:
         q = "SELECT * FROM articles" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
         with self.workspace.connect() as conn:
             return [_row_to_article(r) for r in conn.execute(q)]
+
+    def heads(self, *, split_documents: bool = True) -> list[ArticleHead]:
+        """Every active article without its body and sections (``ArticleHead``), sorted by id, as
+        ``list`` selects them (``split_documents=False``: the units search and the navigation layer
+        work on)."""
+        where = "status='active'" + ("" if split_documents else f" AND id NOT IN ({SPLIT_DOCUMENTS})")
+        q = ("SELECT id, title, content_hash, source_path, source_tag, parent, heading_path, parent_offset "
+             f"FROM articles WHERE {where} ORDER BY id")
+        with self.workspace.connect() as conn:
+            return [ArticleHead(*r[:6], [] if r[6] == "[]" else json.loads(r[6]), r[7]) for r in conn.execute(q)]
 
     def sections_of(self, document_id: str) -> list[Article]:
         """The active section-articles split from ``document_id``, in document order (empty when the

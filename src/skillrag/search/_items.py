@@ -10,6 +10,7 @@ would be invisible to dense retrieval.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -20,9 +21,9 @@ from typing import Any, Protocol
 from skillrag import wiki
 from skillrag.corpus import ArticleStore
 from skillrag.errors import EmptyInputError, IndexStateError, UserError
-from skillrag.workspace import Workspace
+from skillrag.workspace import Workspace, atomic_write_text
 
-__all__ = ["FACETS_VERSION", "Item", "PageSource", "WikiPageSource", "collect_items", "common_facets", "corpus_facets",
+__all__ = ["FACETS_VERSION", "Item", "PageSource", "WikiPageSource", "collect_changes", "collect_items", "common_facets", "corpus_facets",
            "passages", "preview_of", "text_hash"]
 
 _WS = re.compile(r"\s+")
@@ -64,13 +65,34 @@ class Item:
                 "category": self.category, "customer_type": self.customer_type}
 
 
-def corpus_facets(articles: Sequence[Any]) -> dict[str, tuple[str, str]]:
+def corpus_facets(articles: Sequence[Any], memo: Path | None = None) -> dict[str, tuple[str, str]]:
     """``{article id: (category, customer type)}`` of ``articles`` (the units the direct index holds:
-    ``ArticleStore.list(split_documents=False)``), by the navigation layer's family rule
-    (``skillrag.wiki.families.article_facets``, imported here only: it is the one rule for every backend)."""
+    ``ArticleStore.list(split_documents=False)``, or their ``heads``: bodies are not read), by the navigation layer's family
+    rule (``skillrag.wiki.families.article_facets``, imported here only: it is the one rule for every
+    backend). ``memo``: a JSON file that keeps the last result with the digest of what it was computed
+    from (every article's id, title, parent, heading path and offset; ``FACETS_VERSION``): when the
+    digest still holds (articles edited, none added, removed or retitled) the result is read from it,
+    else computed and written there. A damaged or missing memo is only recomputed."""
     from skillrag.wiki.families import article_facets
 
-    return {a: (f.category, f.customer_type) for a, f in article_facets(articles).items()}
+    key = None
+    if memo is not None:
+        h = hashlib.sha256(f"facets {FACETS_VERSION}\n".encode())
+        for a in sorted(articles, key=lambda a: a.id):
+            fields = (a.id, a.title, a.parent or "", "\x1f".join(a.heading_path), str(a.parent_offset))
+            h.update("\x00".join(fields).encode() + b"\n")
+        key = h.hexdigest()
+        try:
+            kept = json.loads(memo.read_text(encoding="utf-8"))
+            if kept.get("input") == key:
+                return {a: (f[0], f[1]) for a, f in kept["facets"].items()}
+        except (OSError, ValueError, AttributeError, KeyError, IndexError, TypeError):
+            pass
+    out = {a: (f.category, f.customer_type) for a, f in article_facets(articles).items()}
+    if memo is not None:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(memo, json.dumps({"input": key, "facets": out}, ensure_ascii=False))
+    return out
 
 
 def common_facets(facets: Sequence[tuple[str, str]]) -> tuple[str, str]:
@@ -137,6 +159,33 @@ def no_layer_error(ws: Workspace) -> IndexStateError:
                            "(or use the direct backend: --backend direct, or search.backend: direct)")
 
 
+def _article_items(arts: Sequence[Any], facets: dict[str, tuple[str, str]]) -> list[Item]:
+    """The direct backend's items of ``arts`` (their facets from ``facets``, the whole corpus's)."""
+    items = []
+    for a in arts:
+        cat, kind = facets.get(a.id, ("", ""))
+        items.append(Item(
+            id=a.id, title=a.title, text=a.body, hash=_article_hash(a, cat, kind),
+            source_tag=a.source_tag, source_path=a.source_path, content_hash=a.content_hash,
+            preview=preview_of(a.body), category=cat, customer_type=kind))
+    return items
+
+
+def _article_hash(a: Any, category: str, customer_type: str) -> str:
+    """The item hash of an article (an ``Article`` or its ``ArticleHead``: the body enters it through
+    ``content_hash`` only) with these facets."""
+    return text_hash(f"{a.content_hash}\x00{a.title}\x00{a.source_tag}\x00{a.source_path}\x00{category}\x00{customer_type}")
+
+
+def facets_memo(ws: Workspace) -> Path:
+    """Where the direct index keeps the last facets it computed (``corpus_facets``'s ``memo``)."""
+    return ws.state_dir / "search" / "facets.json"
+
+
+def _empty_corpus(ws: Workspace) -> EmptyInputError:
+    return EmptyInputError(f"{ws.root}: the corpus is empty; run `skillrag ingest PATH` first")
+
+
 def collect_items(ws: Workspace, backend: str, pages: PageSource | None = None) -> tuple[list[Item], str | None]:
     """``(items, layer fingerprint or None)`` for ``backend``.
 
@@ -147,17 +196,9 @@ def collect_items(ws: Workspace, backend: str, pages: PageSource | None = None) 
         # a document split into section-articles is indexed through its sections, not whole
         arts = ArticleStore(ws).list(split_documents=False)
         if not arts:
-            raise EmptyInputError(f"{ws.root}: the corpus is empty; run `skillrag ingest PATH` first")
-        facets = corpus_facets(arts)  # they depend on the whole corpus: recomputed for every build
-        items = []
-        for a in arts:
-            cat, kind = facets.get(a.id, ("", ""))
-            items.append(Item(
-                id=a.id, title=a.title, text=a.body,
-                hash=text_hash(f"{a.content_hash}\x00{a.title}\x00{a.source_tag}\x00{a.source_path}\x00{cat}\x00{kind}"),
-                source_tag=a.source_tag, source_path=a.source_path, content_hash=a.content_hash,
-                preview=preview_of(a.body), category=cat, customer_type=kind))
-        return items, None
+            raise _empty_corpus(ws)
+        # facets: of the whole corpus, every build (memoised while no article is added, removed or retitled)
+        return _article_items(arts, corpus_facets(arts, facets_memo(ws))), None
     if backend != "wiki":
         raise ValueError(f"unknown backend {backend!r}")
     src = pages or WikiPageSource()
@@ -173,6 +214,34 @@ def collect_items(ws: Workspace, backend: str, pages: PageSource | None = None) 
         items.append(Item(id=p.id, title=p.title, text=text, cites=cites,
                           hash=text_hash("\0".join((p.title, text, ",".join(cites))))))
     return items, fp
+
+
+def collect_changes(ws: Workspace, backend: str, stored: dict[str, str],
+                    pages: PageSource | None = None) -> tuple[list[Item], list[str], dict[str, str], str | None]:
+    """``(fresh items, every item id in index order, id → item hash, layer fingerprint or None)``: what
+    ``collect_items`` gives, with only the items whose hash is not ``stored``'s (id → item hash, an
+    index's manifest) made whole. The direct backend reads no article body but theirs (the facets
+    still come from every article's id, title and parent); the wiki backend reads every page (a layer
+    has a few pages per hundred articles). Raises as ``collect_items``."""
+    if backend != "direct":
+        items, fp = collect_items(ws, backend, pages)
+        return ([it for it in items if stored.get(it.id) != it.hash], [it.id for it in items],
+                {it.id: it.hash for it in items}, fp)
+    store = ArticleStore(ws)
+    heads = store.heads(split_documents=False)
+    if not heads:
+        raise _empty_corpus(ws)
+    facets = corpus_facets(heads, facets_memo(ws))
+    hashes = {a.id: _article_hash(a, *facets.get(a.id, ("", ""))) for a in heads}
+    want = [i for i, h in hashes.items() if stored.get(i) != h]
+    got = store.get_many(want)
+    fresh = _article_items([got[i] for i in want if i in got], facets)
+    for it in fresh:  # an article written since the heads were read: its item as read now
+        hashes[it.id] = it.hash
+    gone = [i for i in want if i not in got]  # removed since the heads were read
+    for i in gone:
+        del hashes[i]
+    return fresh, list(hashes), hashes, None
 
 
 def passages(title: str, text: str, words: int, overlap: int) -> list[str]:

@@ -8,6 +8,11 @@ Vectors come from the workspace's one vector store (``skillrag.search.vectors``)
 embedder has already embedded the same passage, so only new or changed passages are embedded, and an
 interrupted build resumes where it stopped (each embedded batch is stored at once). Passages to embed
 are sorted by token length before they are batched, so a batch pads little.
+
+An index built the same way (embedder, settings, versions) on an ``incremental`` engine is updated in
+place: only the new and changed items are read whole, cut into passages, hashed and analysed
+(``_items.collect_changes``, ``Engine.update``), the rest of the corpus is compared by item hash, and
+the result is the index a full build of the same corpus writes. ``force`` always builds in full.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from skillrag.search._items import (
     Item,
     PageSource,
     WikiPageSource,
+    collect_changes,
     collect_items,
     no_layer_error,
     passages,
@@ -31,7 +37,7 @@ from skillrag.search._items import (
 )
 from skillrag.search._types import IndexReport
 from skillrag.search.embedders import Embedder, get_embedder
-from skillrag.search.engines import BuildInput, Engine, get_engine
+from skillrag.search.engines import BuildInput, BuildUpdate, Engine, get_engine
 from skillrag.search.engines.embedded import index_dir
 from skillrag.search.vectors import VectorStore
 from skillrag.text import BM25, Analyzer
@@ -161,8 +167,9 @@ def build_index(
 
     Only items whose content changed are re-embedded; with nothing changed the index is left as it is
     (``report.up_to_date``), told from the manifest's header alone when its ``input_stamp`` still holds
-    (no article or page read), else by comparing every item's hash. ``progress(done, total)`` is called
-    as passages are embedded.
+    (no article or page read), else by comparing every item's hash; a change is applied in place when
+    the engine can (module doc). ``progress(done, total)`` is called as passages are embedded.
+    ``report.reused`` counts the unchanged items' passages too when the index was updated in place.
     ``pages`` replaces the ``skillrag.wiki`` page source (tests). ``force`` rebuilds the files even when
     up to date (the vector cache still applies). With ``search.wiki_order="fused"`` a ``wiki`` build
     first brings the ``direct`` index up to date too (incremental), since the wiki backend uses it.
@@ -191,11 +198,17 @@ def build_index(
         return IndexReport(backend=backend, items=int(header.get("n_items", 0)), embedder_id=emb.id,
                            passages=int(header.get("passages", 0)), up_to_date=True,
                            seconds=time.perf_counter() - t0)
-    items, fingerprint = collect_items(ws, backend, pages)
     old = engine.read_manifest(backend)
-    report = IndexReport(backend=backend, items=len(items), embedder_id=emb.id)
-    new_hashes = {it.id: it.hash for it in items}
+    # in place: the stored index was built the same way, so only new and changed items are made whole
+    in_place = (not force and engine.incremental and old is not None and _built_as(old, emb.id, params, versions)
+                and engine.is_ready(backend))
     old_hashes: dict[str, str] = (old or {}).get("items", {})
+    if in_place:
+        items, order, new_hashes, fingerprint = collect_changes(ws, backend, old_hashes, pages)
+    else:
+        items, fingerprint = collect_items(ws, backend, pages)
+        order, new_hashes = [it.id for it in items], {it.id: it.hash for it in items}
+    report = IndexReport(backend=backend, items=len(order), embedder_id=emb.id)
     report.added = sorted(set(new_hashes) - set(old_hashes))
     report.removed = sorted(set(old_hashes) - set(new_hashes))
     report.changed = sorted(i for i in new_hashes if i in old_hashes and old_hashes[i] != new_hashes[i])
@@ -210,28 +223,31 @@ def build_index(
         return report
 
     # dense: passages, vectors from the store, the rest embedded
-    rows: list[int] = []
-    p_hashes: list[str] = []
+    item_passages: list[list[str]] = []
     todo: dict[str, str] = {}
-    for n, it in enumerate(items):
+    for it in items:
+        hs = []
         for p in passages(it.title, it.text, s.passage_words, s.passage_overlap):
             h = text_hash(p)
-            rows.append(n)
-            p_hashes.append(h)
+            hs.append(h)
             todo.setdefault(h, p)
+        item_passages.append(hs)
     store = VectorStore(ws)
     cached = store.get(emb.id, todo)
     for h in cached:
         todo.pop(h, None)
-    report.passages = len(p_hashes)
     total_unique = len(cached) + len(todo)
     report.reused = len(cached)
     report.embedded = len(todo)
     if progress:
         progress(len(cached), total_unique)
     _embed_missing(store, emb, todo, s.embed_batch, progress, len(cached), total_unique)
-    first = next(iter(cached.values()), None)
-    dim = int(first.shape[0]) if first is not None else int(store.get(emb.id, p_hashes[:1])[p_hashes[0]].shape[0])
+    p_hashes = [h for hs in item_passages for h in hs]
+    if in_place:
+        dim = int(old["dim"])  # type: ignore[index]
+    else:
+        first = next(iter(cached.values()), None)
+        dim = int(first.shape[0]) if first is not None else int(store.get(emb.id, p_hashes[:1])[p_hashes[0]].shape[0])
 
     # lexical: BM25 over title (weighted) + text, analysed here for every engine
     analyzer = Analyzer(s.stopwords, s.stemmer)
@@ -246,13 +262,24 @@ def build_index(
         "analyzer": analyzer.manifest(),
         "layer_fingerprint": fingerprint,
         "input_stamp": stamp,
-        "n_items": len(items),
-        "passages": len(p_hashes),
+        "n_items": len(order),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    engine.write(BuildInput(
-        backend=backend, items=items, terms=terms, passage_rows=np.asarray(rows, dtype=np.int32),
-        passage_hashes=p_hashes, vectors=lambda hs: store.matrix(emb.id, hs, dim), header=header, rebuild=force,
-    ))
+    if in_place:
+        content = ({i: old.get("content_hashes", {}).get(i, "") for i in order}  # type: ignore[union-attr]
+                   if backend == "direct" else {})
+        content.update({it.id: it.content_hash for it in items} if backend == "direct" else {})
+        report.passages = engine.update(BuildUpdate(
+            backend=backend, order=order, hashes=new_hashes, content_hashes=content, items=items, terms=terms,
+            passages=item_passages, header=header))
+        report.reused += report.passages - len(p_hashes)  # the unchanged items' passages, kept as stored
+    else:
+        report.passages = len(p_hashes)
+        rows = np.repeat(np.arange(len(items), dtype=np.int32), [len(hs) for hs in item_passages])
+        engine.write(BuildInput(
+            backend=backend, items=items, terms=terms, passage_rows=rows, passage_hashes=p_hashes,
+            vectors=lambda hs: store.matrix(emb.id, hs, dim), header={**header, "passages": len(p_hashes)},
+            rebuild=force,
+        ))
     report.seconds = time.perf_counter() - t0
     return report

@@ -8,7 +8,8 @@ knows nothing about articles, pages or cases.
 * sentences (pysbd) and the sentences that point back to the one before (``sentences``,
   ``refers_back``, ``with_antecedents``); sentence-sized ``units`` of a body; quotable ``passages``;
 * the one analyzer: tokens, stop words, Snowball stems (``Analyzer``, ``stem``, ``STOP_WORDS``), the
-  one the BM25 index uses, and the one BM25 set-up (``BM25``: k1, b, idf, ``bm25s`` index);
+  one the BM25 index uses, and the one BM25 set-up (``BM25``: k1, b, idf, ``bm25s`` index, from terms or
+  from stored term counts, ``TermCounts``);
 * tool names: the one rule (``tool_names``, ``uses_tool``, ``code_names``);
 * values: money, percentages, durations, data amounts, counts, URLs, dates (``find_values``,
   ``value_kinds``, ``zero_value``), and the rule a sentence states (``rule_of``);
@@ -32,7 +33,7 @@ from skillrag.text._analyzer import (
     Analyzer,
     stem,
 )
-from skillrag.text._bm25 import BM25, BM25_B, BM25_K1
+from skillrag.text._bm25 import BM25, BM25_B, BM25_K1, TermCounts
 from skillrag.text._markdown import Block, Cell, TableRow, blocks, line_starts, plain, table_rows
 from skillrag.text._noise import is_definition, is_glossary_heading, is_parameter_table, noise
 from skillrag.text._passages import Passage, passages
@@ -79,6 +80,7 @@ __all__ = [
     "RuleInfo",
     "Span",
     "TableRow",
+    "TermCounts",
     "Value",
     "about_conversation",
     "blocks",

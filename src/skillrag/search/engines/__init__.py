@@ -18,10 +18,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from skillrag.errors import ConfigError
-from skillrag.search.engines._base import BuildInput, Engine, EngineIndex, Ranking, ScoringIndex, top_k
+from skillrag.search.engines._base import (
+    BuildInput,
+    BuildUpdate,
+    Engine,
+    EngineIndex,
+    Ranking,
+    ScoringIndex,
+    top_k,
+)
 from skillrag.workspace import Workspace
 
-__all__ = ["ENGINES", "BuildInput", "Engine", "EngineIndex", "Ranking", "ScoringIndex", "get_engine", "top_k"]
+__all__ = ["ENGINES", "BuildInput", "BuildUpdate", "Engine", "EngineIndex", "Ranking", "ScoringIndex", "get_engine", "top_k"]
 
 
 def _embedded(ws: Workspace) -> Engine:

@@ -70,6 +70,29 @@ class BuildInput:
     rebuild: bool = False
 
 
+@dataclass(frozen=True)
+class BuildUpdate:
+    """What ``build_index`` hands an ``incremental`` engine whose stored index of ``backend`` was built
+    the same way (embedder, settings, versions): the new state as a change of the stored one.
+
+    ``order``: every item id of the new state, in index order; ``hashes`` / ``content_hashes``: id →
+    item hash / article content hash (``direct`` only, else empty) of every item, the new manifest's
+    maps. ``items``: the items that are new or whose hash changed (the others are kept as stored; a
+    stored id not in ``order`` is removed); ``terms[i]`` their analysed BM25 terms and
+    ``passages[i]`` the sha256 hex of each of their passages, in order (at least one). ``header``: as
+    ``BuildInput.header`` but without ``passages``, which the engine counts.
+    """
+
+    backend: str
+    order: list[str]
+    hashes: dict[str, str]
+    content_hashes: dict[str, str]
+    items: list[Item]
+    terms: list[list[str]]
+    passages: list[list[str]]
+    header: dict[str, Any]
+
+
 class EngineIndex(Protocol):
     """One backend's index, open for searching.
 
@@ -125,10 +148,13 @@ class Engine(Protocol):
     """Stores and opens the indexes of one workspace. ``name`` is its registry key. ``exhaustive``: its
     indexes are ``ScoringIndex``es (every item scored in memory), so the retriever asks for every
     item's scores and gets exact ranks of every item; otherwise it asks each ranking for the fusion
-    depth only."""
+    depth only. ``incremental``: it can apply a ``BuildUpdate`` (``update``), so a re-index after a
+    few changes does work for those only; otherwise ``build_index`` always hands it a full
+    ``BuildInput``."""
 
     name: str
     exhaustive: bool
+    incremental: bool
 
     def versions(self) -> dict[str, str]:
         """What must match between the build and the search, besides settings (library and format)."""
@@ -150,6 +176,12 @@ class Engine(Protocol):
     def write(self, data: BuildInput) -> None:
         """Store the new state (incrementally where the engine can); nothing is half-visible to a search:
         either the old index, the new one, or a refusal that names ``skillrag index``."""
+        ...
+
+    def update(self, data: BuildUpdate) -> int:
+        """Apply ``data`` to the stored index (only called when ``incremental``) with the same guarantee
+        as ``write``, and the same result as a ``write`` of the whole new state; returns the number of
+        passages of the updated index. Raises ``IndexStateError`` when the stored index is damaged."""
         ...
 
     def open(self, backend: str) -> EngineIndex | None:

@@ -4,14 +4,21 @@ Layout (under the workspace's ``.skillrag/``)::
 
     search/<backend>/manifest.json   how it was built: versions, embedder id, parameters, item hashes
     search/<backend>/header.json     the manifest without the item hashes (a no-op re-index reads this)
-    search/<backend>/items.json      item records (id, title, source tag/path, cited article ids)
-    search/<backend>/bm25/           the bm25s index (its own params.index.json inside)
+    search/<backend>/items.jsonl     item records (id, title, source tag/path, cited article ids), one a line
+    search/<backend>/bm25/           the bm25s index (its own params.index.json and vocabulary inside)
+    search/<backend>/counts.npz      the items' BM25 term counts (``text.TermCounts``, over the bm25s vocabulary)
     search/<backend>/rows.npy        (n_passages,) int32: the item each passage belongs to
     search/<backend>/passages.npy    (n_passages,) S64: sha256 hex of each passage's text
 
 The passage vectors are not copied here: they are read from the workspace's one vector store
 (``skillrag.search.vectors``) when the index is opened. A write builds a fresh folder and swaps it in
 with two renames, so a search never sees a half-written index; the manifest is written last.
+
+An update in place (``update``: the items that changed, were added or removed) re-analyses nothing
+else: the unchanged items' term counts, passage hashes and records are taken from the stored files,
+the new ones put in their places (the order is the new state's), and the BM25 index is recomputed from
+the counts (``BM25.index_counts``: numeric work on arrays). The result is the same files a full
+``write`` of the same corpus makes, so it answers exactly the same.
 
 Scoring is exact brute force: BM25 scores of every item from the sparse bm25s matrix, the inner
 product of the query vector with every passage (``einsum``), the best passage per item
@@ -40,20 +47,32 @@ import numpy as np
 from skillrag._version import __version__
 from skillrag.errors import IndexStateError
 from skillrag.search._types import SearchFilters
-from skillrag.search.engines._base import BuildInput, Ranking, empty_ranking, top_k
+from skillrag.search.engines._base import BuildInput, BuildUpdate, Ranking, empty_ranking, top_k
 from skillrag.search.vectors import VectorStore
-from skillrag.text import BM25
+from skillrag.text import BM25, TermCounts
 from skillrag.workspace import Workspace, atomic_write_text
 
 __all__ = ["FORMAT_VERSION", "EmbeddedEngine", "EmbeddedIndex", "index_dir"]
 
 #: 3: passage vectors live only in the vector store (format 2 kept a copy in vectors.npy).
-FORMAT_VERSION = 3
+#: 4: the term counts are kept (counts.npz), so an update re-analyses only the items that changed.
+FORMAT_VERSION = 4
+_FILES = ("manifest.json", "items.jsonl", "rows.npy", "passages.npy", "counts.npz", "bm25")
 
 
 def index_dir(ws: Workspace, backend: str) -> Path:
     """The folder of ``backend``'s embedded index."""
     return ws.state_dir / "search" / backend
+
+
+def _record(item: Any) -> str:
+    """An item's line of ``items.jsonl`` (JSON escapes every line break, so a record is one line)."""
+    return json.dumps(item.record(), ensure_ascii=False)
+
+
+def _lines(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    return text.split("\n")[:-1] if text.endswith("\n") else ([text] if text else [])
 
 
 class EmbeddedIndex:
@@ -63,7 +82,7 @@ class EmbeddedIndex:
     def __init__(self, ws: Workspace, folder: Path, manifest: dict[str, Any]) -> None:
         self.manifest = manifest
         try:
-            self.items: list[dict[str, Any]] = json.loads((folder / "items.json").read_text(encoding="utf-8"))
+            self.items: list[dict[str, Any]] = json.loads("[" + ",".join(_lines(folder / "items.jsonl")) + "]")
             rows = np.load(folder / "rows.npy")
             hashes = np.load(folder / "passages.npy")
             self.bm25 = bm25s.BM25.load(str(folder / "bm25"), load_vocab=True, show_progress=False)
@@ -123,6 +142,7 @@ class EmbeddedEngine:
 
     name = "embedded"
     exhaustive = True
+    incremental = True
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
@@ -150,28 +170,77 @@ class EmbeddedEngine:
 
     def is_ready(self, backend: str) -> bool:
         d = index_dir(self.ws, backend)
-        return all((d / name).exists() for name in ("manifest.json", "items.json", "rows.npy", "passages.npy", "bm25"))
+        return all((d / name).exists() for name in _FILES)
 
     def write(self, data: BuildInput) -> None:
-        params = data.header["params"]
-        bm25 = BM25(params["bm25_k1"], params["bm25_b"]).index([t or [""] for t in data.terms])
-        manifest = {
-            **data.header,
-            "items": {it.id: it.hash for it in data.items},
-            "content_hashes": {it.id: it.content_hash for it in data.items} if data.backend == "direct" else {},
-        }
-        final = index_dir(self.ws, data.backend)
+        self._save(data.backend, data.header, [_record(it) for it in data.items],
+                   {it.id: it.hash for it in data.items},
+                   {it.id: it.content_hash for it in data.items} if data.backend == "direct" else {},
+                   TermCounts.of(data.terms), np.asarray(data.passage_rows, dtype=np.int32),
+                   np.asarray(data.passage_hashes, dtype="S64"))
+
+    def update(self, data: BuildUpdate) -> int:
+        """Apply ``data`` to the stored index (module doc); returns its number of passages. Raises
+        ``IndexStateError`` when the stored files are damaged (``skillrag index --force`` rebuilds)."""
+        folder = index_dir(self.ws, data.backend)
+        try:
+            records = _lines(folder / "items.jsonl")  # kept as text: an unchanged record is not parsed again
+            ids = list(json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["items"])
+            rows = np.load(folder / "rows.npy")
+            hashes = np.load(folder / "passages.npy")
+            vocab = bm25s.BM25.load(str(folder / "bm25"), load_vocab=True, mmap=True, show_progress=False).vocab_dict
+            with np.load(folder / "counts.npz") as arrays:
+                counts = TermCounts.from_arrays(sorted(vocab, key=vocab.__getitem__), arrays)
+            if not counts.n_docs == len(records) == len(ids) or len(rows) != len(hashes) or np.any(np.diff(rows) < 0):
+                raise ValueError("the files do not match")
+            ptr = np.searchsorted(rows, np.arange(len(records) + 1), side="left")
+            if np.any(np.diff(ptr) < 1) or ptr[-1] != len(rows):
+                raise ValueError("an item has no passage")
+        except (OSError, ValueError, KeyError) as exc:
+            raise IndexStateError(f"{folder}: the index is damaged ({exc}); run `skillrag index --force`") from None
+        n_old = len(records)
+        at = {i: n for n, i in enumerate(ids)}
+        fresh = {it.id: n_old + j for j, it in enumerate(data.items)}
+        if any(i not in fresh and i not in at for i in data.order):
+            raise IndexStateError(f"{folder}: the index is damaged (its items do not match its manifest); "
+                                  "run `skillrag index --force`")
+        order = np.asarray([fresh[i] if i in fresh else at[i] for i in data.order], dtype=np.int64)
+        new_counts = counts.select(order, TermCounts.of(data.terms))
+        # passages: the stored ones per item (ptr), then the fresh items' after them
+        lens = [len(p) for p in data.passages]
+        pool_ptr = np.concatenate([ptr, ptr[-1] + np.cumsum(lens, dtype=np.int64)])
+        pool = np.concatenate([hashes, np.asarray([h for p in data.passages for h in p], dtype="S64")])
+        starts, ends = pool_ptr[order], pool_ptr[order + 1]
+        counts_per_item = ends - starts
+        out_ptr = np.concatenate([[0], np.cumsum(counts_per_item)])
+        take = np.repeat(starts - out_ptr[:-1], counts_per_item) + np.arange(int(out_ptr[-1]), dtype=np.int64)
+        new_rows = np.repeat(np.arange(len(order), dtype=np.int32), counts_per_item)
+        new_records = [records[r] if r < n_old else _record(data.items[r - n_old]) for r in order.tolist()]
+        header = {**data.header, "passages": len(take)}
+        self._save(data.backend, header, new_records, data.hashes, data.content_hashes, new_counts, new_rows,
+                   pool[take])
+        return len(take)
+
+    def _save(self, backend: str, header: dict[str, Any], records: list[str], hashes: dict[str, str],
+              content_hashes: dict[str, str], counts: TermCounts, rows: np.ndarray, passages: np.ndarray) -> None:
+        """Write the files of one index into a fresh folder and swap it in (module doc). ``records``: the
+        lines of ``items.jsonl``; ``hashes``: id → item hash in the same order (``update`` reads the
+        stored order from the manifest's map)."""
+        params = header["params"]
+        bm25 = BM25(params["bm25_k1"], params["bm25_b"]).index_counts(counts)
+        manifest = {**header, "items": hashes, "content_hashes": content_hashes}
+        final = index_dir(self.ws, backend)
         final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{data.backend}.", dir=final.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=f".{backend}.", dir=final.parent))
         try:
             bm25.save(str(tmp / "bm25"), show_progress=False)
-            np.save(tmp / "rows.npy", np.asarray(data.passage_rows, dtype=np.int32))
-            np.save(tmp / "passages.npy", np.asarray(data.passage_hashes, dtype="S64"))
-            atomic_write_text(tmp / "items.json",
-                              json.dumps([it.record() for it in data.items], ensure_ascii=False))
-            atomic_write_text(tmp / "header.json", json.dumps(data.header, indent=1, ensure_ascii=False))
+            np.savez(tmp / "counts.npz", **counts.arrays())
+            np.save(tmp / "rows.npy", rows)
+            np.save(tmp / "passages.npy", passages)
+            atomic_write_text(tmp / "items.jsonl", "".join(r + "\n" for r in records))
+            atomic_write_text(tmp / "header.json", json.dumps(header, indent=1, ensure_ascii=False))
             atomic_write_text(tmp / "manifest.json", json.dumps(manifest, indent=1, ensure_ascii=False))
-            old_dir = final.with_name(f".{data.backend}.old")
+            old_dir = final.with_name(f".{backend}.old")
             if old_dir.exists():
                 shutil.rmtree(old_dir)
             if final.exists():

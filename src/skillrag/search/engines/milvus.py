@@ -63,7 +63,7 @@ import numpy as np
 from skillrag._version import __version__
 from skillrag.errors import ConfigError, EngineError, IndexStateError, MissingExtraError
 from skillrag.search._types import SearchFilters
-from skillrag.search.engines._base import BuildInput, Ranking, empty_ranking
+from skillrag.search.engines._base import BuildInput, BuildUpdate, Ranking, empty_ranking
 from skillrag.text import BM25_K1
 from skillrag.workspace import Workspace
 from skillrag.workspace.config import SearchSettings
@@ -271,6 +271,9 @@ class MilvusEngine:
 
     name = "milvus"
     exhaustive = False
+    #: ``write`` already rewrites only the changed items, but the vocabulary's document frequencies are
+    #: recounted from every item's terms, so it takes the full ``BuildInput``
+    incremental = False
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
@@ -489,6 +492,9 @@ class MilvusEngine:
             self._call(f"flushing {name}", lambda n=name: self.client.flush(n))
         self._put_header(backend, {**header, "state": "ready", "build_id": uuid.uuid4().hex,
                                    "uri": self.where, "lexical_truncated": truncated})
+
+    def update(self, data: BuildUpdate) -> int:
+        raise NotImplementedError("the milvus engine takes a full BuildInput (incremental is False)")
 
     @staticmethod
     def _filter_values(it: Any) -> dict[str, str]:
