@@ -29,7 +29,7 @@ demo: install
 # The type checker first (mypy, strict on the core packages; config in pyproject.toml), then the tests.
 test: install
 	$(PY) -m mypy
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q || { rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; exit $$rc; }
 
 # Benchmarks read ../shared/data/tau2-banking and write benchmarks/results/; the README's tables follow.
 bench: install
