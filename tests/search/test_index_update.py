@@ -208,3 +208,24 @@ def test_facets_from_article_heads_and_their_memo_are_those_of_the_whole_article
     assert corpus_facets(retitled, memo) == corpus_facets(retitled)
     memo.write_text("{", encoding="utf-8")  # damaged: computed again
     assert corpus_facets(heads, memo) == want
+
+
+def test_an_index_in_an_older_format_is_refused_as_such_and_rebuilt(tmp_path, corpus):
+    """An upgrade that changes the index format: searching the old index says so (not "damaged") and names
+    `skillrag index`, which rebuilds it."""
+    import json
+
+    from skillrag.search.engines.embedded import FORMAT_VERSION
+
+    ws = _workspace(tmp_path, corpus)
+    emb = HashEmbedder()
+    build_index(ws, embedder=emb)
+    mpath = index_dir(ws, "direct") / "manifest.json"
+    manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    manifest["versions"]["format"] = str(FORMAT_VERSION - 1)
+    mpath.write_text(json.dumps(manifest), encoding="utf-8")
+    (index_dir(ws, "direct") / "items.jsonl").unlink()  # an older format had other files
+    with pytest.raises(IndexStateError, match=rf"index format {FORMAT_VERSION - 1} .* run `skillrag index`"):
+        open_retriever(ws, embedder=emb).search("refund")
+    build_index(ws, embedder=emb)
+    assert open_retriever(ws, embedder=emb).search("refund")

@@ -252,7 +252,15 @@ class EmbeddedEngine:
             raise
 
     def open(self, backend: str) -> EmbeddedIndex | None:
+        """The stored index of ``backend`` (None: none built). Raises ``IndexStateError`` for an index
+        written in another format (an older or newer skillrag: its files differ, so it is refused before
+        they are read, with ``skillrag index`` as the fix) or a damaged one."""
         manifest = self.read_manifest(backend)
         if manifest is None:
             return None
+        fmt = str((manifest.get("versions") or {}).get("format", ""))
+        if fmt != str(FORMAT_VERSION):
+            raise IndexStateError(f"the {backend} index was written in index format {fmt or 'unknown'} by another "
+                                  f"skillrag version (this one reads format {FORMAT_VERSION}): run `skillrag index` "
+                                  "to rebuild it (stored vectors are reused)")
         return EmbeddedIndex(self.ws, index_dir(self.ws, backend), manifest)
