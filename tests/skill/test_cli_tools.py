@@ -228,3 +228,27 @@ def test_save_status_shows_the_last_save_again_and_a_resave_says_what_it_replace
     assert code == 2 and "--status CASE_ID" in err
     code, _, err = run("save-output", "--status", "case_2")
     assert code == 2 and "case 'case_2' has no session" in err
+
+
+def test_save_output_to_an_existing_file_that_is_not_an_output_is_refused_and_spends_nothing(run, wiki_ws, tmp_path):
+    """Found by a new user: `save-output --to skillrag.yaml` (or the store, a case file, a source article)
+    overwrote it and wrecked the workspace. Such a path is refused before anything is spent; a saved output
+    may be replaced, and a new path is written."""
+    run("load-case", "case_1", *run.cases)
+    run("get-article", "doc_cards_gold_002", "--case", "case_1")
+    out = make_output("case_1", [("doc_cards_gold_002", ("Replace a Gold Rewards Card with "
+                                                        "`order_replacement_card_2231` after the card is frozen."))],
+                      titles={"doc_cards_gold_002": "Gold Rewards Card: replacement"},
+                      guidance="1. Replace the card with `order_replacement_card_2231`.")
+    f = tmp_path / "out.json"
+    f.write_text(json.dumps(out))
+    config = wiki_ws.root / "skillrag.yaml"
+    before = config.read_bytes()
+    for target in (config, wiki_ws.store_path, tmp_path):
+        code, o, err = run("save-output", str(f), "--to", str(target))
+        assert code == 2 and o == "" and err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
+    assert config.read_bytes() == before and wiki_ws.store_path.read_bytes()[:15] == b"SQLite format 3"
+    assert BudgetLedger(wiki_ws).current("case_1", "cs-guidance").saves_left == 4  # nothing spent
+    dest = tmp_path / "saved.json"
+    assert run("save-output", str(f), "--to", str(dest))[0] == 0 and json.loads(dest.read_text())["case_id"] == "case_1"
+    assert run("save-output", str(f), "--to", str(dest))[0] == 0  # an earlier output may be replaced

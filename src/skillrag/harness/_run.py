@@ -25,6 +25,7 @@ from skillrag.skill import Case, CaseFile, SavedOutput, Skill, SkillRegistry, Sk
 from skillrag.tracing import current_trace_id, set_attributes, span
 from skillrag.workspace import RunFolder, Workspace, atomic_write_text
 from skillrag.workspace.config import BudgetOverrides
+from skillrag.workspace.runs import check_output_target
 
 __all__ = ["HARNESSES", "Harness", "make_harness", "output_paths", "run_case"]
 
@@ -97,23 +98,8 @@ def output_paths(ws: Workspace, case_id: str, out_path: str | Path | None = None
         run = ws.run_folder(case_id)
         return run.output, run.record
     out = Path(out_path)
-    if out.is_dir():
-        raise UserError(f"{out}: is a folder; --out takes the output file's path (e.g. {out / (case_id + '.json')})")
-    if out.is_file() and not _is_saved_output(out):
-        # found by a new user: `run -o cases.jsonl` replaced the case file, `-o docs/x.md` a source article
-        raise UserError(f"{out}: exists and is not a saved output (a JSON object with case_id and guidance); "
-                        "--out would overwrite it: give a new path")
+    check_output_target(out, "--out", case_id + ".json")
     return out, RunFolder(out).record
-
-
-def _is_saved_output(path: Path) -> bool:
-    """True when ``path`` holds an output a run wrote (a JSON object with ``case_id`` and ``guidance``): the
-    only kind of existing file ``--out`` may replace."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False
-    return isinstance(data, dict) and "case_id" in data and "guidance" in data
 
 
 def _search_setting(retriever: Any, name: str, skill_value: str | None, ws_value: str) -> str | None:

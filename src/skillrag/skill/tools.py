@@ -46,6 +46,7 @@ from skillrag.skill.registry import Skill
 from skillrag.text import tool_names
 from skillrag.workspace import RunFolder, Workspace, atomic_write_text
 from skillrag.workspace.config import MAX_K
+from skillrag.workspace.runs import check_output_target
 
 __all__ = [
     "ArticleView",
@@ -741,8 +742,10 @@ class SkillTools:
         its result is kept for ``save_status``. A save after an accepted one is allowed while the case
         has saves left: it replaces the saved output, and its ``SavedOutput.replaced`` (the receipt's
         ``replaced``) names the output it overwrote; a rejected one leaves the saved output as it was.
-        Raises ``ContractViolation`` listing every reason (nothing is written then) and
-        ``BudgetExceeded`` when the case's saves are spent."""
+        Raises ``ContractViolation`` listing every reason (nothing is written then),
+        ``BudgetExceeded`` when the case's saves are spent, and ``UserError`` (nothing spent) for a
+        ``path`` that is a folder or an existing file that is not a saved output
+        (``workspace.runs.check_output_target``)."""
         summary_args: dict[str, Any] = {"case_id": output.get("case_id") if isinstance(output, dict) else None}
         if isinstance(output, dict) and isinstance(output.get("snippets"), list):
             summary_args["n_snippets"] = len(output["snippets"])
@@ -752,6 +755,8 @@ class SkillTools:
         state_box: dict[str, BudgetState] = {}
 
         def run() -> SavedOutput:
+            if path is not None:  # before anything is spent: an explicit path must not destroy a file
+                check_output_target(Path(path), "--to")
             case = output.get("case_id") if isinstance(output, dict) else None
             case = case if isinstance(case, str) and case else None
             state: BudgetState | None

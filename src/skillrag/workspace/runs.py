@@ -15,17 +15,42 @@ asks ``RunFolder`` for these paths rather than naming the files itself.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from skillrag.errors import UserError
 from skillrag.workspace.ids import check_id
 
-__all__ = ["OUTPUT_FILE", "TOOL_LOG_FILE", "RunFolder", "tool_log_path"]
+__all__ = ["OUTPUT_FILE", "TOOL_LOG_FILE", "RunFolder", "check_output_target", "is_saved_output", "tool_log_path"]
 
 #: The output's file name inside a run folder.
 OUTPUT_FILE = "output.json"
 #: The tools' call log of a runs folder (one JSON object a line).
 TOOL_LOG_FILE = "tool_calls.jsonl"
+
+
+def is_saved_output(path: Path) -> bool:
+    """True when ``path`` holds an output a run or a save wrote (a JSON object with ``case_id`` and
+    ``guidance``): the only kind of existing file an explicit output path may replace."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(data, dict) and "case_id" in data and "guidance" in data
+
+
+def check_output_target(path: Path, option: str, example: str = "OUT.json") -> None:
+    """Refuse, with one ``UserError`` line, an explicit output path (``run --out``, ``save-output --to``)
+    that is a folder, or an existing file that is not a saved output (a case file, a source article,
+    the workspace's config or store): writing there would destroy it. Found by new users: ``run -o
+    cases.jsonl`` replaced the case file, ``save-output --to skillrag.yaml`` the config."""
+    p = Path(path)
+    if p.is_dir():
+        raise UserError(f"{p}: is a folder; {option} takes the output file's path (e.g. {p / example})")
+    if p.exists() and not is_saved_output(p):
+        raise UserError(f"{p}: exists and is not a saved output (a JSON object with case_id and guidance); "
+                        f"{option} would overwrite it: give a new path")
 
 
 def tool_log_path(runs_dir: Path) -> Path:
