@@ -16,7 +16,7 @@ from skillrag.skill import CaseFile, CaseRecord, SkillRegistry, SkillTools, writ
 from skillrag.skill.budget import refusal
 from skillrag.skill.gaps import evidence_gaps
 from skillrag.skill.testing import FakeRetriever, make_output
-from skillrag.skill.views import BODY_RULE, article_json, article_text, case_json, retrieve_json, save_json
+from skillrag.skill.views import BODY_RULE, SUMMARY_RULE, article_json, article_text, case_json, retrieve_json, save_json
 
 
 @pytest.fixture
@@ -38,6 +38,10 @@ def test_every_result_carries_the_budget_and_refusals_are_one_line(tools):
         tools.read_page("cards-gold")  # a page read is a query too
     view = tools.get_article("doc_cards_gold_001", summary=True)  # a summary is a fetch
     assert view.budget.fetches_left == 11 and article_json(view)["budget"]["fetches_left"] == 11
+    # a summary's text form never says "quote word for word from below" (a new user saw both lines)
+    text = article_text(view)
+    assert SUMMARY_RULE in text and BODY_RULE not in text
+    assert BODY_RULE in article_text(tools.get_article("doc_cards_gold_001"))
     with pytest.raises(ArticleNotFound):
         tools.get_article("doc_nope")  # failed calls cost nothing
     assert tools.budget().fetches_left == 11

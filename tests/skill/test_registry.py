@@ -102,3 +102,19 @@ def test_an_untouched_copy_follows_the_package_and_an_edited_one_stays(tmp_path,
                                    encoding="utf-8")
     got = SkillRegistry(ws).get("cs-guidance")
     assert "Our own rule." in got.manual and "A rule added by the upgrade." not in got.manual and got.outdated
+
+
+def test_install_force_keeps_an_edited_copy_aside_and_replaces_an_untouched_one(tmp_path):
+    """Found by a new user: `skill install --force` deleted an edited SKILL.md without a word."""
+    from skillrag.workspace import Workspace
+
+    ws = Workspace.init(tmp_path / "ws")
+    install_builtin_skills(ws)
+    edited = ws.skills_dir / "cs-guidance" / "SKILL.md"
+    edited.write_text(edited.read_text(encoding="utf-8") + "\nOur own rule.\n", encoding="utf-8")
+    backups: list = []
+    assert "cs-guidance" in install_builtin_skills(ws, overwrite=True, backups=backups)
+    assert backups == [ws.skills_dir / ".cs-guidance.backup-1"]  # evidence-qa was untouched: no backup
+    assert "Our own rule." in (backups[0] / "SKILL.md").read_text(encoding="utf-8")
+    assert "Our own rule." not in edited.read_text(encoding="utf-8")
+    assert SkillRegistry(ws).names() == ["cs-guidance", "evidence-qa"]  # the backup is no skill

@@ -428,8 +428,12 @@ def skill_show(name: Annotated[str, typer.Argument(metavar="NAME")], workspace: 
 @skill_app.command("install")
 def skill_install(workspace: WorkspaceOpt = None,
                   force: Annotated[bool, typer.Option("--force", help="Replace existing copies.")] = False) -> None:
-    """Copy the built-in skills into the workspace's skills/ folder, to edit them."""
-    names = install_builtin_skills(open_workspace(workspace), overwrite=force)
+    """Copy the built-in skills into the workspace's skills/ folder, to edit them. With --force an edited
+    copy is moved aside (skills/.NAME.backup-N), never deleted."""
+    backups: list[Path] = []
+    names = install_builtin_skills(open_workspace(workspace), overwrite=force, backups=backups)
+    for b in backups:
+        console.print(f"kept your earlier copy as {b}")
     console.print(f"installed: {', '.join(names)}" if names else "nothing to install (already present)")
 
 

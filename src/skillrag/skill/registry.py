@@ -208,9 +208,12 @@ def ingest_references(ws: Workspace, skill: Skill, *, on_file: Any = None) -> An
     return ingest(ws, [folder], skill=skill.name, on_file=on_file)
 
 
-def install_builtin_skills(ws: Workspace, *, overwrite: bool = False) -> list[str]:
+def install_builtin_skills(ws: Workspace, *, overwrite: bool = False,
+                           backups: list[Path] | None = None) -> list[str]:
     """Copy the built-in skills into ``ws.skills_dir``, each with its ``COPY_STAMP`` (see module doc);
-    an existing folder is kept unless ``overwrite``. Returns the names copied."""
+    an existing folder is kept unless ``overwrite``. Returns the names copied. An existing folder that
+    ``overwrite`` replaces is moved aside first, never deleted, unless it is an untouched copy (its files
+    still hash to its stamp): edits survive as ``skills/.NAME.backup-N`` (appended to ``backups``)."""
     copied: list[str] = []
     base = builtin_skills_dir()
     ws.skills_dir.mkdir(parents=True, exist_ok=True)
@@ -221,7 +224,16 @@ def install_builtin_skills(ws: Workspace, *, overwrite: bool = False) -> list[st
         if dest.exists():
             if not overwrite:
                 continue
-            shutil.rmtree(dest)
+            if dest.is_dir() and _copied_digest(dest) is not None and skill_digest(dest) == _copied_digest(dest):
+                shutil.rmtree(dest)  # an untouched copy: nothing of the user's is in it
+            else:  # found by a new user: --force threw edited manuals away without a word
+                n = 1
+                while (ws.skills_dir / f".{d.name}.backup-{n}").exists():
+                    n += 1
+                backup = ws.skills_dir / f".{d.name}.backup-{n}"
+                dest.rename(backup)
+                if backups is not None:
+                    backups.append(backup)
         shutil.copytree(d, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         (dest / COPY_STAMP).write_text(json.dumps({"skill": d.name, "sha256": skill_digest(d)}) + "\n",
                                        encoding="utf-8")

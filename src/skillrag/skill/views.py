@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # the result types live with the tools, which import this mod
     from skillrag.search import PageHit
     from skillrag.skill.tools import ArticleView, PageRead, RetrieveResult, SavedOutput, SaveStatus
 
-__all__ = ["BODY_RULE", "BRIEF_PREVIEW_CHARS", "DETAILS", "TOOL_LIST_MAX", "TOOL_SEARCH_ARTICLES", "article_json", "article_text", "budget_json", "case_json",
+__all__ = ["BODY_RULE", "SUMMARY_RULE", "BRIEF_PREVIEW_CHARS", "DETAILS", "TOOL_LIST_MAX", "TOOL_SEARCH_ARTICLES", "article_json", "article_text", "budget_json", "case_json",
            "hit_brief", "hit_full", "page_brief",
            "page_detail", "page_json", "rejection_json", "retrieve_json", "retrieve_text", "save_json",
            "status_json", "tool_list"]
@@ -64,6 +64,8 @@ TOOL_SEARCH_ARTICLES = 40
 
 #: The line that separates ``get_article``'s text header from the verbatim body.
 BODY_RULE = "===== body: quote word for word from below this line ====="
+#: The same line for a summary read (``--summary``), which is not the body and may not be quoted.
+SUMMARY_RULE = "===== summary: not the body, never quote from below this line ====="
 
 
 def budget_json(state: BudgetState | None) -> dict[str, int | str] | None:
@@ -240,7 +242,8 @@ def article_json(view: ArticleView) -> dict[str, Any]:
 
 def article_text(view: ArticleView) -> str:
     """``get_article``'s text: a header (id, title, parent, heading path, part, sections, budget),
-    ``BODY_RULE``, then the text read exactly as stored."""
+    ``BODY_RULE`` (``SUMMARY_RULE`` for a summary, which may not be quoted), then the text read exactly as
+    stored."""
     lines = [f"id: {view.id}", f"title: {view.title}"]
     if view.parent:
         lines.append(f"parent: {view.parent}")
@@ -267,7 +270,8 @@ def article_text(view: ArticleView) -> str:
     if view.budget is not None:
         lines.append(f"budget: {view.budget.line()}")
     text = view.text if view.text.endswith("\n") else view.text + "\n"
-    return "\n".join(lines) + "\n" + BODY_RULE + "\n" + text
+    rule = SUMMARY_RULE if view.part == "summary" else BODY_RULE  # a new user: a summary said "quote below"
+    return "\n".join(lines) + "\n" + rule + "\n" + text
 
 
 def save_json(saved: SavedOutput) -> dict[str, Any]:
