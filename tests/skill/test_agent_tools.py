@@ -16,7 +16,15 @@ from skillrag.skill import CaseFile, CaseRecord, SkillRegistry, SkillTools, writ
 from skillrag.skill.budget import refusal
 from skillrag.skill.gaps import evidence_gaps
 from skillrag.skill.testing import FakeRetriever, make_output
-from skillrag.skill.views import BODY_RULE, SUMMARY_RULE, article_json, article_text, case_json, retrieve_json, save_json
+from skillrag.skill.views import (
+    BODY_RULE,
+    SUMMARY_RULE,
+    article_json,
+    article_text,
+    case_json,
+    retrieve_json,
+    save_json,
+)
 
 
 @pytest.fixture

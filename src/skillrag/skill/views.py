@@ -49,10 +49,29 @@ if TYPE_CHECKING:  # the result types live with the tools, which import this mod
     from skillrag.search import PageHit
     from skillrag.skill.tools import ArticleView, PageRead, RetrieveResult, SavedOutput, SaveStatus
 
-__all__ = ["BODY_RULE", "SUMMARY_RULE", "BRIEF_PREVIEW_CHARS", "DETAILS", "TOOL_LIST_MAX", "TOOL_SEARCH_ARTICLES", "article_json", "article_text", "budget_json", "case_json",
-           "hit_brief", "hit_full", "page_brief",
-           "page_detail", "page_json", "rejection_json", "retrieve_json", "retrieve_text", "save_json",
-           "status_json", "tool_list"]
+__all__ = [
+    "BODY_RULE",
+    "BRIEF_PREVIEW_CHARS",
+    "DETAILS",
+    "SUMMARY_RULE",
+    "TOOL_LIST_MAX",
+    "TOOL_SEARCH_ARTICLES",
+    "article_json",
+    "article_text",
+    "budget_json",
+    "case_json",
+    "hit_brief",
+    "hit_full",
+    "page_brief",
+    "page_detail",
+    "page_json",
+    "rejection_json",
+    "retrieve_json",
+    "retrieve_text",
+    "save_json",
+    "status_json",
+    "tool_list",
+]
 
 #: What ``retrieve``'s ``detail`` may ask for beyond the compact result: ``pages`` = every page whole.
 DETAILS = ("pages", "tools")
