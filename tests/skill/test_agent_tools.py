@@ -296,5 +296,14 @@ def test_a_tool_search_lists_each_tool_once_with_the_article_that_gives_it(tools
         art = store.get(item["article_id"])
         assert item["title"] == art.title and item["tool"] in tool_names(art.body)
     assert data["budget"]["queries_used"] == 1
-    # the same tool in two articles is listed once, with the better-ranked article
+    # the same tool in two articles is listed once, with the better-ranked article, the other in also_in
     assert len({x["tool"] for x in data["tools"]}) == len(data["tools"])
+    from skillrag.skill.views import tool_list
+
+    res.tools = {**res.tools, res[-1].article_id: ("file_dispute_7731",)}  # a later hit names it too
+    listed = {x["tool"]: x for x in tool_list(res)}
+    first = next(h.article_id for h in res if "file_dispute_7731" in res.tools.get(h.article_id, ()))
+    assert listed["file_dispute_7731"]["article_id"] == first
+    if res[-1].article_id != first:
+        assert listed["file_dispute_7731"]["also_in"] == [res[-1].article_id]
+    assert "also_in" not in listed["order_replacement_card_2231"]

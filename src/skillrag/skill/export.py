@@ -202,8 +202,10 @@ tag), `--category` (a hit's `category`, any case, whole: `credit cards` is not `
 `direct` backend there are no pages: list a family with `--id-prefix STEM -k 30`.
 
 `--detail tools` (same cost, same filters) is a **tool search**: instead of hits it returns `tools`, up to
-{tool_list_max} `{{tool, article_id, title}}`: the tool names the {tool_articles} articles that best match the query give, best
-article first, each tool once with the article that gives it (then read that article for its arguments).
+{tool_list_max} `{{tool, article_id, title, also_in}}`: the tool names the {tool_articles} articles that best match the query give, best
+article first, each tool once with the best-ranked article that gives it and, in `also_in`, up to 3 other
+searched articles that name it too (the procedure that uses a tool may be one of those); then read the
+article for its arguments. A tool the list lacks is in none of those {tool_articles} articles, not proven absent.
 `articles_read` says how many articles were searched.
 
 ## retrieve --page PAGE_ID --case CASE_ID

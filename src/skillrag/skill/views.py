@@ -80,6 +80,8 @@ DETAILS = ("pages", "tools")
 #: ``k`` when larger) it reads the tool names of.
 TOOL_LIST_MAX = 25
 TOOL_SEARCH_ARTICLES = 40
+#: The most other articles a tool search names beside a tool's best-ranked one (``also_in``).
+TOOL_ALSO_IN = 3
 
 #: The line that separates ``get_article``'s text header from the verbatim body.
 BODY_RULE = "===== body: quote word for word from below this line ====="
@@ -173,17 +175,20 @@ def page_brief(page: PageHit, limit: int, hit_ids: frozenset[str] = frozenset())
 
 
 def tool_list(result: RetrieveResult, limit: int = TOOL_LIST_MAX) -> list[dict[str, Any]]:
-    """A tool search's tools (``detail="tools"``): ``[{tool, article_id, title}]``, each tool once with
-    the best-ranked article that gives it (``RetrieveResult.tools``: the one tool-name rule), best article
+    """A tool search's tools (``detail="tools"``): ``[{tool, article_id, title, also_in?}]``, each tool once
+    with the best-ranked article that gives it (``RetrieveResult.tools``: the one tool-name rule) and, in
+    ``also_in``, the ids of up to ``TOOL_ALSO_IN`` other searched articles that name it too (left out when
+    none: the procedure that uses a tool is not always the best-ranked article naming it); best article
     first and each article's tools in the order it mentions them, at most ``limit``."""
-    out: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    found: dict[str, dict[str, Any]] = {}
     for h in result:
         for name in result.tools.get(h.article_id, ()):
-            if name not in seen and len(out) < limit:
-                seen.add(name)
-                out.append({"tool": name, "article_id": h.article_id, "title": h.title})
-    return out
+            if name not in found:
+                if len(found) < limit:
+                    found[name] = {"tool": name, "article_id": h.article_id, "title": h.title}
+            elif len(found[name].setdefault("also_in", [])) < TOOL_ALSO_IN:
+                found[name]["also_in"].append(h.article_id)
+    return list(found.values())
 
 
 def retrieve_json(result: RetrieveResult) -> dict[str, Any]:
