@@ -216,3 +216,14 @@ def test_an_argument_an_article_read_names_is_not_a_tool_claim():
     # the tools still need a snippet (one by the numbered convention, one by use); the arguments the
     # article writes do not; a name no article read writes is still flagged
     assert sorted(flagged) == ["file_dispute_7731", "made_up_field", "refund_tool"]
+
+
+def test_emphasis_in_capitals_is_not_a_product_name():
+    """Found by the agent harness: "Check ALL" and "Do NOT" were flagged as unbacked product names because
+    an article writes the same words; a name needs two words that are not stop words."""
+    body = BODY + " Check all of the following. Do not skip it. The Gold Rewards Card is a card."
+    out = {"guidance": "1. Check ALL of them. 2. Do NOT skip it. 3. Offer the Gold Rewards Card.",
+           "snippets": [SNIP]}
+    flagged = [g.subject for g in evidence_gaps(out, {"a": body}, titles={"a": "Referrals"}, fetched=["a"])
+               if g.kind == "unquoted_identifier"]
+    assert flagged == ["Gold Rewards Card"]  # a real product name is still flagged

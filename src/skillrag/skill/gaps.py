@@ -13,7 +13,8 @@ Five kinds, each a ``Gap(kind, message, subject)``:
   "TIER 1 PLAN"); quote marks around a name, a possessive ``'s`` and a leading article or determiner
   ("The Green Account" is the Green Account) are not part of it; an amount ends at its last digit
   ("$15," is $15; a comma inside one only separates thousands: "$1,500"); article ids are not
-  identifiers. Structure labels (a word and a number: "Step 1", "Tier 2", "CODE 05") are not names.
+  identifiers. Structure labels (a word and a number: "Step 1", "Tier 2", "CODE 05") and emphasis
+  ("Check ALL", "Do NOT": fewer than two words that are not stop words) are not names.
 
   **An amount is matched against the snippets of the step that states it**: the snippets linked to that
   step by the one step-to-snippet rule (``skill.links``: the snippet's ``why`` names the step, else the
@@ -71,7 +72,7 @@ from typing import Any
 
 from skillrag.skill.contract import normalize
 from skillrag.skill.links import guidance_steps, link_steps, split_guidance
-from skillrag.text import IDENTIFIER_PATTERN, Analyzer, code_names, find_values, tool_names
+from skillrag.text import IDENTIFIER_PATTERN, STOPWORDS_EN_PLUS, Analyzer, code_names, find_values, tool_names
 
 #: A bare snake_case identifier (an argument or value name), as opposed to other backticked code.
 _IDENT_ONLY = re.compile(IDENTIFIER_PATTERN)
@@ -125,8 +126,10 @@ def _names(text: str, corpus: str) -> set[str]:
             for j in range(len(words), i + 1, -1):
                 if words[i] in _JOIN or words[j - 1] in _JOIN or j - i < 2:
                     continue
-                if sum(1 for w in words[i:j] if _WORDY.search(w)) < 2:
-                    continue  # a structure label ("Step 1", "Tier 2", "CODE 05"), not a name
+                if sum(1 for w in words[i:j] if _WORDY.search(w) and w.casefold() not in STOPWORDS_EN_PLUS) < 2:
+                    # a structure label ("Step 1", "Tier 2", "CODE 05") or emphasis ("Check ALL", "Do NOT":
+                    # found by the agent harness), not a name: a name has two words that are not stop words
+                    continue
                 cand = " ".join(words[i:j])
                 if len(cand) > len(best) and cand.casefold() in corpus:
                     best = cand
