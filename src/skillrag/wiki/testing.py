@@ -177,7 +177,7 @@ class ScriptedAgent:
 
     def step(self) -> bool:
         """Work one claim to its end; False when ``next`` had nothing to claim."""
-        from skillrag.errors import PageRejected
+        from skillrag.errors import PageRejected, UserError
 
         for _ in range(self.retries + 1):
             task = self.build.next(self.name)
@@ -188,6 +188,12 @@ class ScriptedAgent:
             except PageRejected as exc:
                 self.log.append((task.key, "rejected", exc.reasons))
                 continue
+            except UserError as exc:
+                # the claim's lease ran out and another agent took the key (a loaded machine): as a real
+                # agent told "claim ... is over; run next.py", move on; the build's own tests check that
+                # every key still ends up written exactly once
+                self.log.append((task.key, "lost", [str(exc)]))
+                return True
             self.log.append((task.key, "accepted", []))
             return True
         self.build.release(claim=task.claim)
