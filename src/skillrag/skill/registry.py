@@ -224,7 +224,8 @@ def install_builtin_skills(ws: Workspace, *, overwrite: bool = False,
         if dest.exists():
             if not overwrite:
                 continue
-            if dest.is_dir() and _copied_digest(dest) is not None and skill_digest(dest) == _copied_digest(dest):
+            stamped = _copied_digest(dest) if dest.is_dir() else None
+            if stamped is not None and skill_digest(dest) == stamped:
                 shutil.rmtree(dest)  # an untouched copy: nothing of the user's is in it
             else:  # found by a new user: --force threw edited manuals away without a word
                 n = 1
