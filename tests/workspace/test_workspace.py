@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from skillrag.errors import ConfigError, WorkspaceError
-from skillrag.workspace import Workspace, WorkspaceConfig, load_config
+from skillrag.workspace import Workspace, WorkspaceConfig, aside_dir, load_config, swap_dir
 
 
 def test_init_creates_layout_and_keeps_existing_config(tmp_path):
@@ -178,3 +178,19 @@ def test_run_folder_owns_the_layout(tmp_path):
     assert run.present  # a failed run leaves only its record
     with pytest.raises(InvalidIdError):
         RunFolder.of(tmp_path, "a/../b")
+
+
+def test_swap_dir_puts_the_new_folder_in_place_and_drops_the_old_one(tmp_path):
+    live, new = tmp_path / "index", tmp_path / ".index.tmp"
+    assert aside_dir(live) == tmp_path / ".index.old"
+    new.mkdir()
+    (new / "a").write_text("first")
+    swap_dir(new, live)  # no live folder yet
+    assert (live / "a").read_text() == "first" and not new.exists()
+    aside_dir(live).mkdir()  # left by a swap killed before it removed it
+    (aside_dir(live) / "stale").write_text("")
+    new.mkdir()
+    (new / "b").write_text("second")
+    swap_dir(new, live)
+    assert sorted(p.name for p in live.iterdir()) == ["b"]
+    assert not new.exists() and not aside_dir(live).exists()

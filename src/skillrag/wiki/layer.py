@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillrag.errors import WorkspaceError
 from skillrag.wiki.page import Page, check_page_id, parse_page, render_page
-from skillrag.workspace import Workspace, atomic_write_text
+from skillrag.workspace import Workspace, aside_dir, atomic_write_text, swap_dir
 
 __all__ = [
     "Layer",
@@ -127,27 +127,17 @@ def staging_dir(ws: Workspace) -> Path:
     return ws.wiki_dir.parent / f".{ws.wiki_dir.name}.rebuild"
 
 
-def _old_dir(ws: Workspace) -> Path:
-    return ws.wiki_dir.parent / f".{ws.wiki_dir.name}.old"
-
-
 def swap_in(ws: Workspace, staging: Path) -> None:
     """Make the finished layer in ``staging`` the workspace's layer: the live folder is renamed
-    aside, ``staging`` renamed into its place, and the old one removed (``recover_swap`` finishes
-    a swap that was interrupted between the renames)."""
-    live, old = ws.wiki_dir, _old_dir(ws)
-    if old.exists():
-        shutil.rmtree(old)
-    if live.exists():
-        os.replace(live, old)
-    os.replace(staging, live)
-    shutil.rmtree(old, ignore_errors=True)
+    aside, ``staging`` renamed into its place, and the old one removed (``workspace.swap_dir``;
+    ``recover_swap`` finishes a swap that was interrupted between the renames)."""
+    swap_dir(staging, ws.wiki_dir)
 
 
 def recover_swap(ws: Workspace) -> bool:
     """Finish a swap interrupted between its two renames (no live layer, the old one set aside):
     the finished rebuild goes live, else the old layer comes back. True when something was done."""
-    live, old, staging = ws.wiki_dir, _old_dir(ws), staging_dir(ws)
+    live, old, staging = ws.wiki_dir, aside_dir(ws.wiki_dir), staging_dir(ws)
     if live.exists() or not old.exists():
         if old.exists():
             shutil.rmtree(old, ignore_errors=True)

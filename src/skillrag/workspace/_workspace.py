@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import tempfile
 import threading
@@ -26,7 +27,7 @@ from skillrag.workspace.config import WorkspaceConfig, dump_config, load_config
 from skillrag.workspace.runs import RunFolder, tool_log_path
 from skillrag.workspace.schema import Schema
 
-__all__ = ["Workspace", "atomic_write_text", "resolve_workspace_dir"]
+__all__ = ["Workspace", "aside_dir", "atomic_write_text", "resolve_workspace_dir", "swap_dir"]
 
 CONFIG_NAME = "skillrag.yaml"
 STATE_DIR = ".skillrag"
@@ -57,6 +58,26 @@ def atomic_write_text(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def aside_dir(folder: Path) -> Path:
+    """Where ``swap_dir`` sets ``folder`` aside while a new one takes its place: ``.NAME.old`` beside it."""
+    return folder.with_name(f".{folder.name}.old")
+
+
+def swap_dir(new: Path, live: Path) -> None:
+    """Make the finished folder ``new`` the folder ``live`` with two renames: ``live`` is set aside
+    (``aside_dir``; one left there by an interrupted swap is removed first), ``new`` renamed into its
+    place, and the old one removed. A reader sees the old folder or the new one, never a half-written
+    one; between the renames there is no ``live`` (a caller that must survive a kill there looks for
+    ``aside_dir(live)``)."""
+    old = aside_dir(live)
+    if old.exists():
+        shutil.rmtree(old)
+    if live.exists():
+        os.replace(live, old)
+    os.replace(new, live)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 @dataclass(frozen=True)

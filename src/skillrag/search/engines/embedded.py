@@ -34,7 +34,6 @@ sorted (∝ passages^0.75, same run); faster than Milvus Lite at all three.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -50,7 +49,7 @@ from skillrag.search._types import SearchFilters
 from skillrag.search.engines._base import BuildInput, BuildUpdate, Ranking, empty_ranking, top_k
 from skillrag.search.vectors import VectorStore
 from skillrag.text import BM25, TermCounts
-from skillrag.workspace import Workspace, atomic_write_text
+from skillrag.workspace import Workspace, atomic_write_text, swap_dir
 
 __all__ = ["FORMAT_VERSION", "EmbeddedEngine", "EmbeddedIndex", "index_dir"]
 
@@ -73,6 +72,17 @@ def _record(item: Any) -> str:
 def _lines(path: Path) -> list[str]:
     text = path.read_text(encoding="utf-8")
     return text.split("\n")[:-1] if text.endswith("\n") else ([text] if text else [])
+
+
+def _read_json(path: Path, what: str) -> dict[str, Any] | None:
+    """The JSON object in ``path`` (None: no such file); ``IndexStateError`` naming ``what`` when it
+    cannot be read or parsed."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise IndexStateError(f"{path}: unreadable {what} ({exc}); run `skillrag index`") from None
 
 
 class EmbeddedIndex:
@@ -151,22 +161,10 @@ class EmbeddedEngine:
         return {"skillrag": __version__, "bm25s": bm25s.__version__, "format": str(FORMAT_VERSION)}
 
     def read_manifest(self, backend: str) -> dict[str, Any] | None:
-        path = index_dir(self.ws, backend) / "manifest.json"
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            raise IndexStateError(f"{path}: unreadable index manifest ({exc}); run `skillrag index`") from None
+        return _read_json(index_dir(self.ws, backend) / "manifest.json", "index manifest")
 
     def header(self, backend: str) -> dict[str, Any] | None:
-        path = index_dir(self.ws, backend) / "header.json"
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            raise IndexStateError(f"{path}: unreadable index header ({exc}); run `skillrag index`") from None
+        return _read_json(index_dir(self.ws, backend) / "header.json", "index header")
 
     def is_ready(self, backend: str) -> bool:
         d = index_dir(self.ws, backend)
@@ -240,13 +238,7 @@ class EmbeddedEngine:
             atomic_write_text(tmp / "items.jsonl", "".join(r + "\n" for r in records))
             atomic_write_text(tmp / "header.json", json.dumps(header, indent=1, ensure_ascii=False))
             atomic_write_text(tmp / "manifest.json", json.dumps(manifest, indent=1, ensure_ascii=False))
-            old_dir = final.with_name(f".{backend}.old")
-            if old_dir.exists():
-                shutil.rmtree(old_dir)
-            if final.exists():
-                os.replace(final, old_dir)
-            os.replace(tmp, final)
-            shutil.rmtree(old_dir, ignore_errors=True)
+            swap_dir(tmp, final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
