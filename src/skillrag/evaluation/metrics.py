@@ -291,28 +291,32 @@ def _cost_field(name: str) -> Callable[[ScoredCase], float | None]:
     return fn
 
 
+def _recall_metrics(stem: str, side: MetricSide, recall: Callable[[ScoredCase], float | None],
+                    share: str, every: str) -> list[Metric]:
+    """The two metrics of one recall: ``<stem>_recall`` (the fraction ``recall``, described by ``share``)
+    and ``<stem>_all`` (whether it is complete, described by ``every``)."""
+    return [Metric(f"{stem}_recall", "fraction", side, share, recall),
+            Metric(f"{stem}_all", "rate", side, every, lambda c: _all(recall(c)))]
+
+
 _METRIC_LIST: list[Metric] = [
     Metric("accepted", "rate", "outcome", "The run saved an output the evidence contract accepted.",
            lambda c: c.status == "accepted" and c.output is not None),
-    Metric("docs_consulted_recall", "fraction", "retrieval",
-           "Share of required_documents among the articles the run consulted (or cited).", _docs_consulted),
-    Metric("docs_consulted_all", "rate", "retrieval",
-           "Every required document was consulted.", lambda c: _all(_docs_consulted(c))),
+    *_recall_metrics("docs_consulted", "retrieval", _docs_consulted,
+                     "Share of required_documents among the articles the run consulted (or cited).",
+                     "Every required document was consulted."),
     Metric("docs_consulted_any", "rate", "retrieval",
            "At least one required document was consulted (success@run).",
            lambda c: None if (r := _docs_consulted(c)) is None else r > 0),
-    Metric("docs_cited_recall", "fraction", "evidence",
-           "Share of required_documents cited by at least one snippet.", _docs_cited),
-    Metric("docs_cited_all", "rate", "evidence",
-           "Every required document is cited by a snippet.", lambda c: _all(_docs_cited(c))),
-    Metric("tools_in_guidance_recall", "fraction", "guidance",
-           "Share of expected tool names that the guidance names.", _tools_in_guidance),
-    Metric("tools_in_guidance_all", "rate", "guidance",
-           "The guidance names every expected tool.", lambda c: _all(_tools_in_guidance(c))),
-    Metric("tools_grounded_recall", "fraction", "evidence",
-           "Share of expected tools grounded: some cited snippet names the tool.", _tools_grounded),
-    Metric("tools_grounded_all", "rate", "evidence",
-           "Every expected tool is grounded in a cited snippet.", lambda c: _all(_tools_grounded(c))),
+    *_recall_metrics("docs_cited", "evidence", _docs_cited,
+                     "Share of required_documents cited by at least one snippet.",
+                     "Every required document is cited by a snippet."),
+    *_recall_metrics("tools_in_guidance", "guidance", _tools_in_guidance,
+                     "Share of expected tool names that the guidance names.",
+                     "The guidance names every expected tool."),
+    *_recall_metrics("tools_grounded", "evidence", _tools_grounded,
+                     "Share of expected tools grounded: some cited snippet names the tool.",
+                     "Every expected tool is grounded in a cited snippet."),
     Metric("tool_order_tau", "score", "guidance",
            "Kendall tau-b of expected vs mentioned order of the tools the guidance names.", _tool_order),
     Metric("queries", "cost", "cost", "Retrieve calls in the run.", _cost_field("queries")),
