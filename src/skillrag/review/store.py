@@ -59,6 +59,8 @@ STATES: tuple[str, ...] = ("pending", "approved", "rejected", "edited")
 MAX_REVIEWER_CHARS = 100
 MAX_COMMENT_CHARS = 4000
 MAX_GUIDANCE_CHARS = 50_000
+#: The review tables, all append-only: one trigger per table and statement refuses ``UPDATE`` and ``DELETE``.
+_APPEND_ONLY = ("review_snippets", "review_actions", "review_guidance")
 
 REVIEW_SQL = """
 CREATE TABLE IF NOT EXISTS review_actions (
@@ -97,19 +99,10 @@ CREATE TABLE IF NOT EXISTS review_snippets (
     PRIMARY KEY (case_id, output_sha256, version, position),
     CHECK ("end" > start)
 );
-CREATE TRIGGER IF NOT EXISTS review_snippets_append_only_u BEFORE UPDATE ON review_snippets
-    BEGIN SELECT RAISE(ABORT, 'review_snippets is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS review_snippets_append_only_d BEFORE DELETE ON review_snippets
-    BEGIN SELECT RAISE(ABORT, 'review_snippets is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS review_actions_append_only_u BEFORE UPDATE ON review_actions
-    BEGIN SELECT RAISE(ABORT, 'review_actions is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS review_actions_append_only_d BEFORE DELETE ON review_actions
-    BEGIN SELECT RAISE(ABORT, 'review_actions is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS review_guidance_append_only_u BEFORE UPDATE ON review_guidance
-    BEGIN SELECT RAISE(ABORT, 'review_guidance is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS review_guidance_append_only_d BEFORE DELETE ON review_guidance
-    BEGIN SELECT RAISE(ABORT, 'review_guidance is append-only'); END;
-"""
+""" + "".join(
+    f"CREATE TRIGGER IF NOT EXISTS {table}_append_only_{op[0].lower()} BEFORE {op} ON {table}\n"
+    f"    BEGIN SELECT RAISE(ABORT, '{table} is append-only'); END;\n"
+    for table in _APPEND_ONLY for op in ("UPDATE", "DELETE"))
 #: The review tables in the workspace store, by version (``skillrag.workspace.schema``: append only).
 SCHEMA = Schema("review", (REVIEW_SQL,))
 
