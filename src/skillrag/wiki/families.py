@@ -192,6 +192,21 @@ def _by_stem(arts: list[Article], total: int) -> tuple[list[Family], list[Articl
 # -- step 3 and 4: titles --------------------------------------------------------------------------
 
 
+def _named_families(groups: dict[str, list[Article]], names: dict[str, Counter[str]], found_by: str,
+                    rest: list[Article]) -> tuple[list[Family], list[Article]]:
+    """A family for each of the ``groups`` (normalised name -> articles) of two articles or more, named
+    by its most frequent spelling in ``names`` (ties: the first in sort order), in key order; the
+    articles of a group of one are added to ``rest``. Returns ``(families, rest)``."""
+    fams = []
+    for key, members in sorted(groups.items()):
+        if len(members) >= 2:
+            name = min(names[key].items(), key=lambda kv: (-kv[1], kv[0]))[0]
+            fams.append(Family(key=key, name=name, found_by=found_by, articles=members))
+        else:
+            rest.extend(members)
+    return fams, rest
+
+
 def _title_entity(title: str) -> str | None:
     """The part of ``Entity: aspect`` before the colon (at most 6 words), else None."""
     t = clean_title(title)
@@ -214,14 +229,7 @@ def _by_title(arts: list[Article]) -> tuple[list[Family], list[Article]]:
         key = " ".join(_norm_words(head))
         heads[key].append(a)
         names[key][head] += 1
-    fams = []
-    for key, members in sorted(heads.items()):
-        if len(members) >= 2:
-            name = min(names[key].items(), key=lambda kv: (-kv[1], kv[0]))[0]
-            fams.append(Family(key=key, name=name, found_by="title", articles=members))
-        else:
-            rest.extend(members)
-    return fams, rest
+    return _named_families(heads, names, "title", rest)
 
 
 def capitalised_names(title: str) -> list[str]:
@@ -277,14 +285,7 @@ def _by_named_entity(arts: list[Article]) -> tuple[list[Family], list[Article]]:
             continue
         best = min(shared, key=lambda k: (-support[k], -len(k), k))
         groups[best].append(a)
-    fams = []
-    for key, members in sorted(groups.items()):
-        if len(members) >= 2:
-            name = min(names[key].items(), key=lambda kv: (-kv[1], kv[0]))[0]
-            fams.append(Family(key=key, name=name, found_by="named-entity", articles=members))
-        else:
-            rest.extend(members)
-    return fams, rest
+    return _named_families(groups, names, "named-entity", rest)
 
 
 # -- step 5: clustering ----------------------------------------------------------------------------
