@@ -10,7 +10,7 @@ import pytest
 
 from skillrag.errors import UserError
 from skillrag.search import PageHit, SearchFilters, build_index, open_retriever
-from skillrag.search._passages import PREVIEW_CHARS, best_passage, split_passages
+from skillrag.search._passages import PREVIEW_CHARS, best_passage
 from skillrag.search._ranked import relative_scores
 from skillrag.search.testing import FakePage, FakePageSource
 from skillrag.text import Analyzer
@@ -101,15 +101,6 @@ def test_title_contains_finds_a_word_anywhere_in_the_title(hws, emb):
     both = SearchFilters(title_contains=["card"], title_prefixes=["basic"])  # every filter given must pass
     assert [h.article_id for h in r.search("card", k=10, filters=both)] == ["basic"]
     assert SearchFilters(title_contains=["a  b"]).describe() == {"title_contains": ["a  b"]}
-
-
-def test_split_passages_follow_structure():
-    body = ("# T\n\nIntro line one\ncontinues here.\n\n1. First step.\n2. Second step\n   wraps.\n\n"
-            "| a | b |\n|---|---|\n| 1 | 2 |\n")
-    got = [body[p.start : p.end] for p in split_passages(body)]
-    assert got == ["Intro line one\ncontinues here.", "1. First step.", "2. Second step\n   wraps.",
-                   "| a | b |", "| 1 | 2 |"]
-    assert split_passages("   \n") == []
 
 
 def test_long_passage_is_cut_at_word_boundaries_around_the_match():

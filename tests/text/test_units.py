@@ -1,6 +1,6 @@
 """Markdown blocks and sentence-sized units: exact offsets, a real parser's reading."""
 
-from skillrag.text import blocks, plain, table_rows, units
+from skillrag.text import blocks, plain, reading_units, table_rows, units
 
 
 def test_units_are_exact_spans_without_list_markers_or_headings():
@@ -13,6 +13,26 @@ def test_units_are_exact_spans_without_list_markers_or_headings():
         "Plain text here!",
     ]
     assert all(body[u.start : u.end] == u.text for u in got)
+
+
+def test_reading_units_follow_structure():
+    body = ("# T\n\nIntro line one\ncontinues here.\n\n1. First step.\n2. Second step\n   wraps.\n\n"
+            "| a | b |\n|---|---|\n| 1 | 2 |\n\n---\n\n```\nlookup(id)\n```\n")
+    got = reading_units(body)
+    assert [u.text for u in got] == ["Intro line one\ncontinues here.", "1. First step.", "2. Second step\n   wraps.",
+                                     "| a | b |", "| 1 | 2 |", "```\nlookup(id)\n```"]
+    assert [u.kind for u in got] == ["paragraph", "item", "item", "header", "row", "code"]
+    assert all(body[u.start : u.end] == u.text for u in got)
+    assert reading_units("   \n") == []
+
+
+def test_a_long_paragraph_or_item_is_read_sentence_by_sentence():
+    body = "- First sentence here. Second one, e.g. this.\n\nA paragraph. It goes on.\n"
+    assert [(u.text, u.kind) for u in reading_units(body, max_chars=20)] == [
+        ("First sentence here.", "sentence"), ("Second one, e.g. this.", "sentence"),
+        ("A paragraph.", "sentence"), ("It goes on.", "sentence")]
+    assert [u.text for u in reading_units(body)] == ["- First sentence here. Second one, e.g. this.",
+                                                     "A paragraph. It goes on."]
 
 
 def test_table_rows_are_exact_with_their_header():

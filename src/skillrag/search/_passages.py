@@ -1,9 +1,9 @@
 """The preview of a hit: the passage of the article that best matches the query, and its section.
 
-An article body is cut into passages at its structure (``skillrag.text.blocks``: markdown-it, exact
-offsets): a paragraph, one list item (with its marker), one table row (Markdown headings are not passages; they name the
-section; rules are not passages either; a code block is one passage). A passage longer than ``MAX_CHARS`` is cut further
-into sentences (``skillrag.text.sentences``). The passages are scored with BM25 (Robertson & Zaragoza
+An article body is cut into passages at its structure: its reading units (``skillrag.text.reading_units``:
+a paragraph, one list item with its marker, one table row, a code block; a paragraph or item longer than
+``MAX_CHARS`` is cut into its sentences; Markdown headings are not passages, they name the section; rules
+are not passages either). The passages are scored with BM25 (Robertson & Zaragoza
 2009; the index's ``skillrag.text.BM25``: ``search.bm25_k1`` and ``search.bm25_b``, term idf from the
 search index, length normalised by the article's mean passage length) against the query's distinct terms; ties go to the earlier passage, and when no passage shares
 a term with the query the first passage is the preview. The preview is the best passage, followed by
@@ -19,9 +19,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from skillrag.text import BM25, blocks, sentences, units
+from skillrag.text import BM25, Span, reading_units
 
-__all__ = ["PREVIEW_CHARS", "Passage", "ScoredText", "analyse", "best_passage", "split_passages"]
+__all__ = ["PREVIEW_CHARS", "ScoredText", "analyse", "best_passage"]
 
 #: Longest preview, in characters (whitespace collapsed).
 PREVIEW_CHARS = 280
@@ -30,37 +30,6 @@ MAX_CHARS = 400
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 _WS = re.compile(r"\s+")
-
-
-@dataclass(frozen=True)
-class Passage:
-    """``body[start:end]``, offsets in characters of the raw body."""
-
-    start: int
-    end: int
-
-
-def _marker(body: str, start: int) -> str:
-    """The list marker right before offset ``start`` on its line ("1. ", "- "), kept in a preview."""
-    line = body[body.rfind("\n", 0, start) + 1 : start]
-    return line.lstrip()
-
-
-def split_passages(body: str) -> list[Passage]:
-    """The passages of ``body`` in order (see module doc); empty for a blank body."""
-    out: list[Passage] = []
-    for b in blocks(body):
-        if b.kind in ("paragraph", "item"):
-            start = b.start - len(_marker(body, b.start)) if b.kind == "item" else b.start
-            if b.end - start <= MAX_CHARS:
-                out.append(Passage(start, b.end))
-            else:
-                out += [Passage(b.start + x, b.start + y) for x, y in sentences(b.text)]
-        elif b.kind == "table":
-            out += [Passage(b.start + u.start, b.start + u.end) for u in units(b.text) if u.kind != "sentence"]
-        elif b.kind == "code":  # an example call is worth reading in a preview
-            out.append(Passage(b.start, b.end))
-    return out
 
 
 def _section_of(pos: int, sections: Sequence[object]) -> tuple[str, int]:
@@ -102,14 +71,14 @@ class ScoredText:
     """An article's passages with their term counts (``bags``) and lengths in terms: what scoring a
     query against it needs, computed once per article version (``analyse``)."""
 
-    passages: tuple[Passage, ...]
+    passages: tuple[Span, ...]
     bags: tuple[dict[str, int], ...]
     lengths: tuple[int, ...]
 
 
 def analyse(body: str, terms: Callable[[str], list[str]]) -> ScoredText:
     """Split ``body`` into passages and count each passage's terms."""
-    passages = split_passages(body)
+    passages = reading_units(body, MAX_CHARS)
     bags: list[dict[str, int]] = []
     for p in passages:
         bag: dict[str, int] = {}

@@ -6,7 +6,8 @@ knows nothing about articles, pages or cases.
 * Markdown blocks, read by markdown-it-py with line maps and exact offsets (``blocks``,
   ``table_rows``, ``plain``);
 * sentences (pysbd) and the sentences that point back to the one before (``sentences``,
-  ``refers_back``, ``with_antecedents``); sentence-sized ``units`` of a body; quotable ``passages``;
+  ``refers_back``, ``with_antecedents``); sentence-sized ``units`` of a body, the ``reading_units`` a
+  search preview is made of, quotable ``passages``;
 * the one analyzer: tokens, stop words, Snowball stems (``Analyzer``, ``stem``, ``STOP_WORDS``), the
   one the BM25 index uses, and the one BM25 set-up (``BM25``: k1, b, idf, ``bm25s`` index, from terms or
   from stored term counts, ``TermCounts``);
@@ -47,7 +48,7 @@ from skillrag.text._tools import (
     tool_names,
     uses_tool,
 )
-from skillrag.text._units import Span, units
+from skillrag.text._units import Span, reading_units, units
 from skillrag.text._values import (
     ALL_KINDS,
     VALUE_KINDS,
@@ -98,6 +99,7 @@ __all__ = [
     "noise",
     "passages",
     "plain",
+    "reading_units",
     "refers_back",
     "request_sentences",
     "rule_of",
