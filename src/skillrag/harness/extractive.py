@@ -250,6 +250,7 @@ def _display(text: str) -> str:
     return " ".join(_MARKUP.sub("", out).split())
 
 
+@dataclass(kw_only=True, eq=False)
 class ExtractiveHarness:
     """Deterministic case briefing: retrieve → read → select → group → save; no model. See the module
     docstring.
@@ -258,31 +259,24 @@ class ExtractiveHarness:
     asked of each ``retrieve`` call; ``max_snippets`` caps the snippets (the skill's ``max_snippets``
     caps it further); ``max_procedures`` caps the procedures (articles) quoted and ``per_procedure`` the
     snippets from one of them (the first procedure may take two more); ``max_entities`` caps the named
-    products whose overview is read; ``follow_ups`` is how many follow-up queries it may spend.
+    products whose overview is read; ``follow_ups`` is how many follow-up queries it may spend;
+    ``stemmer`` is the Snowball language of its ``analyzer`` (None: no stemming).
     """
 
     name = "extractive"
 
-    def __init__(
-        self,
-        *,
-        max_fetch: int = 12,
-        k: int = 20,
-        max_snippets: int = 15,
-        max_procedures: int = 10,
-        per_procedure: int = 4,
-        max_entities: int = 4,
-        follow_ups: int = 2,
-        stemmer: str | None = "english",
-    ) -> None:
-        self.max_fetch = max_fetch
-        self.k = k
-        self.max_snippets = max_snippets
-        self.max_procedures = max_procedures
-        self.per_procedure = per_procedure
-        self.max_entities = max_entities
-        self.follow_ups = follow_ups
-        self.analyzer = Analyzer(None, stemmer)
+    max_fetch: int = 12
+    k: int = 20
+    max_snippets: int = 15
+    max_procedures: int = 10
+    per_procedure: int = 4
+    max_entities: int = 4
+    follow_ups: int = 2
+    stemmer: str | None = "english"
+    analyzer: Analyzer = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.analyzer = Analyzer(None, self.stemmer)
 
     # ------------------------------------------------------------------------------------------
     def run(self, session: Session, case: Case, skill: Skill, out_path=None) -> SavedOutput:
