@@ -128,22 +128,13 @@ def reference_tag(skill: str) -> str:
 
 
 def _row_to_article(row: sqlite3.Row) -> Article:
-    return Article(
-        id=row["id"],
-        title=row["title"],
-        body=row["body"],
-        content_hash=row["content_hash"],
-        source_path=row["source_path"],
-        source_tag=row["source_tag"],
-        sections=[Section(**s) for s in json.loads(row["sections"])],
-        status=row["status"],
-        changed=bool(row["changed"]),
-        parent=row["parent"],
-        heading_path=json.loads(row["heading_path"]),
-        parent_offset=row["parent_offset"],
-        url=row["url"],
-        skill=row["skill"],
-    )
+    """The ``Article`` of a ``SELECT *`` row of ``articles``: each field from the column of its name (the
+    JSON columns ``sections`` and ``heading_path`` parsed, the ``changed`` flag as a bool)."""
+    values = {name: row[name] for name in Article.model_fields}
+    values["sections"] = [Section(**s) for s in json.loads(values["sections"])]
+    values["heading_path"] = json.loads(values["heading_path"])
+    values["changed"] = bool(values["changed"])
+    return Article(**values)
 
 
 class ArticleStore:
