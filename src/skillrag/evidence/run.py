@@ -65,7 +65,13 @@ from skillrag.evidence.model import (
     StepLog,
     SubjectClass,
 )
-from skillrag.evidence.steps import ConclusionProposal, Reasoner
+from skillrag.evidence.steps import (
+    CandidateInput,
+    ConclusionInput,
+    ConclusionProposal,
+    EvidenceInput,
+    Reasoner,
+)
 from skillrag.evidence.verify import (
     answering_claims,
     check_claim_proposals,
@@ -385,12 +391,12 @@ def answer_question(
         queries.append(q)
         hit_ids = [h.article_id for h in retriever.search(q, k=settings.k)]
     pool, n_naming = _pool(subject, source, hit_ids, settings.max_pool)
-    proposals = reasoner.propose_candidates(question, subject, pool)
+    proposals = reasoner.propose_candidates(CandidateInput(question, subject, pool))
     candidates, rejected = check_candidates(subject, proposals, pool)
     # completeness: every searched article naming the subject gets a decision, whatever was proposed
     left_out = unchecked_articles(subject, candidates, rejected, pool)
     if left_out:
-        more = ExtractiveReasoner().propose_candidates(question, subject, left_out)
+        more = ExtractiveReasoner().propose_candidates(CandidateInput(question, subject, left_out))
         candidates, rejected = check_candidates(subject, [*proposals, *more], pool)
     if settings.inherit_binding:
         candidates, rejected = extend_to_mentions(subject, candidates, rejected, pool)
@@ -461,7 +467,7 @@ def answer_question(
         (a for a in allowed if a not in order), key=lambda a: (-_article_score(by_id[a], attr, names), a)
     )
     chosen = [by_id[a] for a in dict.fromkeys(order + rest)][: settings.max_articles]
-    ev_props = reasoner.propose_evidence(question, subject, names, chosen)
+    ev_props = reasoner.propose_evidence(EvidenceInput(question, subject, names, chosen))
     steps.append(
         StepLog(
             state=State.EVIDENCE_RETRIEVAL,
@@ -521,7 +527,7 @@ def answer_question(
     sm.require(State.EVIDENCE_VERIFIED, "conclusion")
     conflicts = find_conflicts(claims)
     default = _default_conclusion(subject, candidates, units, claims, conflicts, ambiguous)
-    judged = reasoner.conclude(question, subject, units, default) if units else default
+    judged = reasoner.conclude(ConclusionInput(question, subject, units, default)) if units else default
     refused: list[str] = []
     if judged is not default:
         extra, refused = check_claim_proposals(judged.claims, units)
