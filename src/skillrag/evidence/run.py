@@ -316,14 +316,31 @@ def _add_found(
     return added, over
 
 
-class _Timer:
-    def __init__(self) -> None:
-        self.t = time.perf_counter()
+class _Steps:
+    """The run record's steps as the runner takes them: each one timed from the end of the step
+    before (milliseconds), with the queries it issued and the articles it read."""
 
-    def ms(self) -> float:
+    def __init__(self) -> None:
+        self.logs: list[StepLog] = []
+        self._t = time.perf_counter()
+
+    def log(
+        self,
+        state: State,
+        detail: dict[str, int | str | float | bool | None],
+        *,
+        queries: Sequence[str] = (),
+        articles: Iterable[Article] = (),
+    ) -> None:
         now = time.perf_counter()
-        out, self.t = (now - self.t) * 1000.0, now
-        return round(out, 3)
+        ms, self._t = round((now - self._t) * 1000.0, 3), now
+        self.logs.append(
+            StepLog(state=state, ms=ms, queries=list(queries), articles=[a.id for a in articles], detail=detail)
+        )
+
+    def record(self, sm: StateMachine, reasoner: Reasoner) -> RunRecord:
+        """The audit trail: the machine's path, these steps and the tokens the reasoner used."""
+        return RunRecord(path=sm.path, steps=self.logs, tokens=reasoner.tokens)
 
 
 def answer_question(
@@ -351,8 +368,7 @@ def answer_question(
     sm = machine or StateMachine()
     if sm.state != State.INIT:
         raise IllegalTransition(f"a run must start in INIT, the machine is in {sm.state}")
-    steps: list[StepLog] = []
-    timer = _Timer()
+    steps = _Steps()
     source = list(articles) if isinstance(articles, Sequence) else articles.list()
 
     # 1. subject class
@@ -368,18 +384,15 @@ def answer_question(
         f"{subject.type} {subject.name!r}"
         + (f" of {subject.parent_entity!r}" if subject.parent_entity else ""),
     )
-    steps.append(
-        StepLog(
-            state=State.SUBJECT_CLASS_IDENTIFIED,
-            ms=timer.ms(),
-            detail={
-                "name": subject.name,
-                "parent_entity": subject.parent_entity,
-                "attribute": subject.attribute,
-                **({"name_as_written": resolution.name_as_written} if resolution.name_as_written else {}),
-                **({"parent_as_written": resolution.parent_as_written} if resolution.parent_as_written else {}),
-            },
-        )
+    steps.log(
+        State.SUBJECT_CLASS_IDENTIFIED,
+        {
+            "name": subject.name,
+            "parent_entity": subject.parent_entity,
+            "attribute": subject.attribute,
+            **({"name_as_written": resolution.name_as_written} if resolution.name_as_written else {}),
+            **({"parent_as_written": resolution.parent_as_written} if resolution.parent_as_written else {}),
+        },
     )
 
     # 2. candidate discovery: the hard gate
@@ -405,22 +418,19 @@ def answer_question(
     sm.advance(
         State.CANDIDATE_SUBJECT_DISCOVERED, f"{len(candidates)} candidate(s), {len(rejected)} rejected"
     )
-    steps.append(
-        StepLog(
-            state=State.CANDIDATE_SUBJECT_DISCOVERED,
-            ms=timer.ms(),
-            queries=queries,
-            articles=[a.id for a in pool],
-            detail={
-                "proposed": len(proposals),
-                "bound_by_code": len(left_out),
-                "candidates": len(candidates),
-                "rejected": len(rejected),
-                "articles_naming_subject": n_naming,
-                "complete": complete,
-                **({"parent_matches": "; ".join(resolution.parent_matches)} if resolution.parent_matches else {}),
-            },
-        )
+    steps.log(
+        State.CANDIDATE_SUBJECT_DISCOVERED,
+        {
+            "proposed": len(proposals),
+            "bound_by_code": len(left_out),
+            "candidates": len(candidates),
+            "rejected": len(rejected),
+            "articles_naming_subject": n_naming,
+            "complete": complete,
+            **({"parent_matches": "; ".join(resolution.parent_matches)} if resolution.parent_matches else {}),
+        },
+        queries=queries,
+        articles=pool,
     )
     common = {
         "question": question,
@@ -444,7 +454,7 @@ def answer_question(
             risk_signal="subject_not_found",
             suggested_next_actions=_not_found_actions(subject),
             contract=None,
-            record=RunRecord(path=sm.path, steps=steps, tokens=reasoner.tokens),
+            record=steps.record(sm, reasoner),
         )
 
     # 3. evidence retrieval, restricted to the candidates' articles
@@ -468,15 +478,7 @@ def answer_question(
     )
     chosen = [by_id[a] for a in dict.fromkeys(order + rest)][: settings.max_articles]
     ev_props = reasoner.propose_evidence(EvidenceInput(question, subject, names, chosen))
-    steps.append(
-        StepLog(
-            state=State.EVIDENCE_RETRIEVAL,
-            ms=timer.ms(),
-            queries=rq,
-            articles=[a.id for a in chosen],
-            detail={"proposed": len(ev_props)},
-        )
-    )
+    steps.log(State.EVIDENCE_RETRIEVAL, {"proposed": len(ev_props)}, queries=rq, articles=chosen)
 
     # 4. verification of every unit's subject
     sm.require(State.EVIDENCE_RETRIEVAL, "evidence verification")
@@ -508,19 +510,16 @@ def answer_question(
     dropped += [d for d in code_dropped if (d.article_id, normalize(d.text)) not in seen_dropped]
     claims = claims_from_units(subject, units, by_id)
     sm.advance(State.EVIDENCE_VERIFIED, f"{len(units)} unit(s) verified, {len(dropped)} dropped")
-    steps.append(
-        StepLog(
-            state=State.EVIDENCE_VERIFIED,
-            ms=timer.ms(),
-            articles=[a.id for a in held],
-            detail={
-                "units": len(units),
-                "dropped": len(dropped),
-                "claims": len(claims),
-                "found_by_code": n_found,
-                "over_limit": n_over,
-            },
-        )
+    steps.log(
+        State.EVIDENCE_VERIFIED,
+        {
+            "units": len(units),
+            "dropped": len(dropped),
+            "claims": len(claims),
+            "found_by_code": n_found,
+            "over_limit": n_over,
+        },
+        articles=held,
     )
 
     # 5. conclusion
@@ -572,18 +571,15 @@ def answer_question(
     if contract is not None and not contract.accepted:
         sufficient, confidence, reason = False, "low", "the evidence contract rejected the evidence"
     sm.advance(State.CONCLUDED, f"confidence {confidence}, sufficient {sufficient}")
-    steps.append(
-        StepLog(
-            state=State.CONCLUDED,
-            ms=timer.ms(),
-            detail={
-                "coverage": round(a.coverage, 3),
-                "independence": a.independence,
-                "conflicts": len(conflicts),
-                "refused_claims": len(refused),
-                "model_conclusion_withheld": withheld,
-            },
-        )
+    steps.log(
+        State.CONCLUDED,
+        {
+            "coverage": round(a.coverage, 3),
+            "independence": a.independence,
+            "conflicts": len(conflicts),
+            "refused_claims": len(refused),
+            "model_conclusion_withheld": withheld,
+        },
     )
     return EvidenceAnswer(
         **common,
@@ -599,7 +595,7 @@ def answer_question(
         risk_signal=a.risk_signal if sufficient or a.risk_signal != "none" else "insufficient_evidence",
         suggested_next_actions=actions,
         contract=contract,
-        record=RunRecord(path=sm.path, steps=steps, tokens=reasoner.tokens),
+        record=steps.record(sm, reasoner),
     )
 
 
