@@ -111,3 +111,35 @@ def test_binding_is_inherited_only_when_the_name_is_unique_to_the_parent(corpus)
 
     strict = answer_question(q, articles=only_acme, settings=EvidenceSettings(inherit_binding=False))
     assert "gold-card-rewards" not in strict.candidates[0].article_ids
+
+
+def test_each_step_gets_one_input_with_the_bound_subject_and_the_judged_default_is_kept(corpus):
+    from skillrag.evidence import CandidateInput, ConclusionInput, EvidenceInput
+
+    seen: list[object] = []
+
+    class Recording(ExtractiveReasoner):
+        def propose_candidates(self, step):
+            seen.append(step)
+            return super().propose_candidates(step)
+
+        def propose_evidence(self, step):
+            seen.append(step)
+            return super().propose_evidence(step)
+
+        def conclude(self, step):
+            seen.append(step)
+            return super().conclude(step)
+
+    question = "What is the late fee of Acme Bank's Gold Card?"
+    ans = answer_question(question, articles=corpus, reasoner=Recording())
+    assert ans.final_state == State.CONCLUDED
+    assert [type(s) for s in seen] == [CandidateInput, EvidenceInput, ConclusionInput]
+    assert all(s.question == question and s.subject == ans.subject for s in seen)
+    cands, ev, concl = seen
+    assert {c.name for c in ans.candidates} <= set(ev.candidate_names)
+    assert {u.article_id for u in concl.evidence} <= {a.id for a in ev.articles} | {a.id for a in cands.pool}
+    # the step log names the articles each step read, timed in milliseconds
+    logged = {s.state: s for s in ans.record.steps}
+    assert logged[State.EVIDENCE_RETRIEVAL].articles == [a.id for a in ev.articles]
+    assert all(s.ms >= 0 for s in ans.record.steps)

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column, Table
 
 from skillrag.cli._common import (
@@ -18,6 +17,7 @@ from skillrag.cli._common import (
     print_json,
     write_raw,
 )
+from skillrag.cli._progress import progress_bar
 from skillrag.corpus import ArticleStore, count_files, ingest, summarize
 from skillrag.workspace import Workspace
 
@@ -45,10 +45,7 @@ def ingest_cmd(
     """Load source articles; unchanged ones are untouched, changed ones flagged, missing ones marked removed."""
     ws = open_workspace(workspace)
     total = count_files(paths, ws.owned_dirs)
-    with ws.write_lock("ingest"), Progress(
-        TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err_console, transient=True, disable=total < 50,
-    ) as progress:
+    with ws.write_lock("ingest"), progress_bar("ingest", disable=total < 50) as progress:
         task = progress.add_task("ingest", total=total)
         report = ingest(ws, paths, tag=tag, skip_bad=skip_bad, on_file=lambda _f: progress.advance(task),
                         split_sections=split_sections)

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from skillrag.cli._common import JsonOpt, WorkspaceOpt, console, err_console, open_workspace, print_json
+from skillrag.cli._progress import BarPerName, progress_bar
 
 __all__ = ["register"]
 
@@ -77,17 +77,9 @@ def run_cmd(
     cfg = load_eval_config(config)
     ws = open_workspace(workspace)
     out_dir = out or ws.runs_dir / "eval" / cfg.name
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err_console, transient=json_out) as progress:
-        tasks: dict[str, int] = {}
-
-        def on_progress(name: str, done: int, total: int) -> None:
-            if name not in tasks:
-                tasks[name] = progress.add_task(name, total=total)
-            progress.update(tasks[name], completed=done)
-
+    with progress_bar(transient=json_out) as progress:
         rep = run_evaluation(ws, cfg, out_dir, arms=arm, workers=workers, judge_model=judge_model,
-                             on_progress=on_progress)
+                             on_progress=BarPerName(progress))
     for name, stats in rep.arms.items():
         if stats["errors"]:
             err_console.print(f"{name}: {stats['errors']} case(s) raised; see results/{name}.jsonl (rerun to retry)")
@@ -200,24 +192,13 @@ def score_cmd(
     if ref not in {a.name for a in arms}:
         raise UserError(f"--reference {ref!r} is not an arm ({', '.join(a.name for a in arms)})")
     # started at the first scored case, so a setup error stays one clean line
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=err_console, transient=True)
-    tasks: dict[str, int] = {}
-
-    def on_progress(name: str, done: int, total: int) -> None:
-        if not tasks:
-            progress.start()
-        if name not in tasks:
-            tasks[name] = progress.add_task(f"scoring {name}", total=total)
-        progress.update(tasks[name], completed=done)
-
+    on_progress = BarPerName(progress_bar(), label="scoring {}")
     try:
         outcome = score_runs(ws, case_file, arms, skill=skill, case_ids=case_id, only_ran=only_ran,
                              judge_model=judge_model, judge_cfg=judge_cfg, votes=vote_set,
                              votes_per_item=votes, on_progress=on_progress)
     finally:
-        if tasks:
-            progress.stop()
+        on_progress.stop()
     rep = outcome.report(name=report.name if report is not None else "score", reference_arm=ref)
     summary = score_summary(outcome, rep)
     written: dict[str, str] = {}

@@ -14,7 +14,6 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 from rich.panel import Panel
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from skillrag.cli._common import (
@@ -27,6 +26,7 @@ from skillrag.cli._common import (
     open_workspace,
     print_json,
 )
+from skillrag.cli._progress import progress_bar
 from skillrag.errors import MalformedSourceError, UserError
 from skillrag.harness import HARNESSES, BatchItem, RunResult, make_harness, run_batch, run_case
 from skillrag.skill import Case, CaseFile, CaseRecord, SkillRegistry
@@ -224,14 +224,8 @@ def register(app: typer.Typer) -> None:
         total = len(id_list) if id_list is not None else len(case_file)
         stop = threading.Event()
         running: set[str] = set()
-        with ws.write_lock("run-batch"), Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[last]}"),
-            TimeElapsedColumn(),
-            console=err_console,
-            disable=as_json,
+        with ws.write_lock("run-batch"), progress_bar(
+            "[bold]{task.description}", detail="{task.fields[last]}", transient=False, disable=as_json
         ) as progress:
             task = progress.add_task(f"run-batch ({name})", total=total, last="")
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
 from rich.text import Text
 
 from skillrag.cli._common import JsonOpt, WorkspaceOpt, console, err_console, open_workspace, print_json
+from skillrag.cli._progress import progress_bar
 from skillrag.errors import ConfigError
 from skillrag.search import (
     BACKENDS,
@@ -89,8 +90,7 @@ def index_cmd(
             if backend == "all" and target == "wiki" and WikiPageSource().layer_fingerprint(ws) is None:
                 skipped.append("wiki: no navigation layer yet, or its build was interrupted (run `skillrag wiki build`); skipped")
                 continue
-            with Progress(TextColumn(f"index {target}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          console=err_console, transient=True) as prog:
+            with progress_bar(f"index {target}") as prog:
                 task = prog.add_task(target, total=None)
 
                 def on_progress(done: int, total: int, prog: Progress = prog, task: int = task) -> None:

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from skillrag.cli._common import (
@@ -18,6 +17,7 @@ from skillrag.cli._common import (
     print_json,
     write_raw,
 )
+from skillrag.cli._progress import progress_bar
 from skillrag.errors import EmptyInputError, UserError
 from skillrag.wiki import VARIANTS, Layer, audit_links, audit_structure, build_wiki, estimate_build, fix_links
 from skillrag.wiki.page import render_page
@@ -29,11 +29,6 @@ BuilderOpt = Annotated[str | None, typer.Option(
                       "wiki-maintainer skill they run).")]
 VariantOpt = Annotated[str | None, typer.Option("--variant", help=f"Layer variant: {', '.join(VARIANTS)}.")]
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Model id, e.g. openai:gpt-4.1 (llm builder / judge).")]
-
-
-def _progress(label: str):
-    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                    TimeElapsedColumn(), console=err_console, transient=True)
 
 
 @wiki_app.command("build")
@@ -93,7 +88,7 @@ def build_cmd(
                           f"{est['input_tokens']:,} input + {est['output_tokens']:,} output tokens in "
                           f"{est['requests']} requests (estimate: 4 characters per token)")
         return
-    with ws.write_lock("wiki build"), _progress("wiki build") as prog:
+    with ws.write_lock("wiki build"), progress_bar("wiki build", detail="{task.description}") as prog:
         task = prog.add_task("", total=None)
 
         def on_progress(done: int, total: int, tin: int, tout: int) -> None:
@@ -197,7 +192,7 @@ def audit_cmd(
         if spec is None:
             raise UserError("--links needs a judge: --model ID (or models.judge), or external judges with "
                             "--judge-packets DIR, then --verdicts DIR")
-        with _progress("judging links") as prog:
+        with progress_bar("judging links", detail="{task.description}") as prog:
             task = prog.add_task("", total=None)
             sem = audit_links(ws, spec, concurrency=concurrency,
                               progress=lambda d, t: prog.update(task, completed=d, total=t))

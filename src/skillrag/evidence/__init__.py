@@ -33,11 +33,15 @@ from skillrag.evidence.model import (
 from skillrag.evidence.report import format_answer
 from skillrag.evidence.run import EvidenceSettings, answer_question, ask, contract_output, save_answer
 from skillrag.evidence.steps import (
+    CandidateInput,
     CandidateProposal,
     ClaimProposal,
+    ConclusionInput,
     ConclusionProposal,
+    EvidenceInput,
     EvidenceProposal,
     Reasoner,
+    StepInput,
 )
 
 __all__ = [
@@ -46,14 +50,17 @@ __all__ = [
     "TERMINAL",
     "Binding",
     "Candidate",
+    "CandidateInput",
     "CandidateProposal",
     "Claim",
     "ClaimProposal",
+    "ConclusionInput",
     "ConclusionProposal",
     "Conflict",
     "ContractCheck",
     "DroppedEvidence",
     "EvidenceAnswer",
+    "EvidenceInput",
     "EvidenceProposal",
     "EvidenceSettings",
     "EvidenceUnit",
@@ -66,6 +73,7 @@ __all__ = [
     "Scope",
     "State",
     "StateMachine",
+    "StepInput",
     "StepLog",
     "SubjectClass",
     "Transition",

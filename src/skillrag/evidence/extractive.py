@@ -28,9 +28,16 @@ from skillrag.evidence.mentions import (
     norm_name,
     stem_terms,
 )
-from skillrag.evidence.model import EvidenceUnit, Scope, SubjectClass
+from skillrag.evidence.model import Scope, SubjectClass
 from skillrag.evidence.question import parse_question
-from skillrag.evidence.steps import CandidateProposal, ConclusionProposal, EvidenceProposal
+from skillrag.evidence.steps import (
+    CandidateInput,
+    CandidateProposal,
+    ConclusionInput,
+    ConclusionProposal,
+    EvidenceInput,
+    EvidenceProposal,
+)
 
 __all__ = ["FALLBACK_NOTE", "ExtractiveReasoner", "extract_subject"]
 
@@ -287,12 +294,10 @@ class ExtractiveReasoner:
     def identify_subject(self, question: str) -> SubjectClass:
         return extract_subject(question)
 
-    def propose_candidates(
-        self, question: str, subject: SubjectClass, pool: Sequence[Article]
-    ) -> list[CandidateProposal]:
+    def propose_candidates(self, step: CandidateInput) -> list[CandidateProposal]:
         out: list[CandidateProposal] = []
-        for art in pool:
-            prop = self._bind(subject, art)
+        for art in step.pool:
+            prop = self._bind(step.subject, art)
             if prop is not None:
                 out.append(prop)
         return out
@@ -362,16 +367,11 @@ class ExtractiveReasoner:
         unit = _unit_at(art, start)
         return art.body[unit[0] : unit[1]] if unit else src[start:end]
 
-    def propose_evidence(
-        self,
-        question: str,
-        subject: SubjectClass,
-        candidate_names: Sequence[str],
-        articles: Sequence[Article],
-    ) -> list[EvidenceProposal]:
-        attr = stem_terms(subject.attribute)
+    def propose_evidence(self, step: EvidenceInput) -> list[EvidenceProposal]:
+        attr = stem_terms(step.subject.attribute)
+        candidate_names = step.candidate_names
         by_score: dict[float, list[EvidenceProposal]] = {}
-        for art in articles:
+        for art in step.articles:
             label = candidate_names[0] if len(candidate_names) == 1 else self._name_for(art, candidate_names)
             for sp in text_units(art.body):
                 if attr:
@@ -401,11 +401,6 @@ class ExtractiveReasoner:
                 return n
         return names[0]
 
-    def conclude(
-        self,
-        question: str,
-        subject: SubjectClass,
-        evidence: Sequence[EvidenceUnit],
-        default: ConclusionProposal,
-    ) -> ConclusionProposal:
-        return default
+    def conclude(self, step: ConclusionInput) -> ConclusionProposal:
+        """The code-built conclusion, as it is: this reasoner quotes and does not interpret."""
+        return step.default

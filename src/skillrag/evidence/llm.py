@@ -18,8 +18,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from skillrag.corpus.model import Article
 from skillrag.errors import ModelError
 from skillrag.evidence._prompts import render
-from skillrag.evidence.model import EvidenceUnit, SubjectClass
-from skillrag.evidence.steps import CandidateProposal, ConclusionProposal, EvidenceProposal
+from skillrag.evidence.model import SubjectClass
+from skillrag.evidence.steps import (
+    CandidateInput,
+    CandidateProposal,
+    ConclusionInput,
+    ConclusionProposal,
+    EvidenceInput,
+    EvidenceProposal,
+    StepInput,
+)
 
 __all__ = ["CandidateList", "EvidenceList", "LLMReasoner"]
 
@@ -116,44 +124,39 @@ class LLMReasoner:
 
         return self._run(SubjectClass, render("subject", question=question), validate)
 
-    def propose_candidates(
-        self, question: str, subject: SubjectClass, pool: Sequence[Article]
-    ) -> list[CandidateProposal]:
-        shown = list(pool)[: self.max_pool_articles]
+    def _step(
+        self,
+        output_type: type[_Out],
+        prompt: str,
+        step: StepInput,
+        validator: Callable[[_Out], _Out] | None = None,
+        **fields: str,
+    ) -> _Out:
+        """One step after the subject class: prompt file ``prompt`` filled with the step's question, its
+        subject class (JSON) and ``fields``, run for ``output_type``."""
+        text = render(prompt, question=step.question, subject=step.subject.model_dump_json(), **fields)
+        return self._run(output_type, text, validator)
+
+    def propose_candidates(self, step: CandidateInput) -> list[CandidateProposal]:
+        shown = list(step.pool)[: self.max_pool_articles]
         if not shown:
             return []
-        prompt = render(
-            "candidates",
-            question=question,
-            subject=subject.model_dump_json(),
-            articles=_articles_block(shown, self.max_article_chars),
-        )
-        return self._run(CandidateList, prompt).candidates
+        articles = _articles_block(shown, self.max_article_chars)
+        return self._step(CandidateList, "candidates", step, articles=articles).candidates
 
-    def propose_evidence(
-        self,
-        question: str,
-        subject: SubjectClass,
-        candidate_names: Sequence[str],
-        articles: Sequence[Article],
-    ) -> list[EvidenceProposal]:
-        prompt = render(
+    def propose_evidence(self, step: EvidenceInput) -> list[EvidenceProposal]:
+        return self._step(
+            EvidenceList,
             "evidence",
-            question=question,
-            subject=subject.model_dump_json(),
-            candidates=json.dumps(list(candidate_names), ensure_ascii=False),
-            articles=_articles_block(articles, self.max_article_chars),
-        )
-        return self._run(EvidenceList, prompt).evidence
+            step,
+            candidates=json.dumps(list(step.candidate_names), ensure_ascii=False),
+            articles=_articles_block(step.articles, self.max_article_chars),
+        ).evidence
 
-    def conclude(
-        self,
-        question: str,
-        subject: SubjectClass,
-        evidence: Sequence[EvidenceUnit],
-        default: ConclusionProposal,
-    ) -> ConclusionProposal:
+    def conclude(self, step: ConclusionInput) -> ConclusionProposal:
         from pydantic_ai import ModelRetry
+
+        evidence = step.evidence
 
         def validate(out: ConclusionProposal) -> ConclusionProposal:
             bad = [c.evidence_index for c in out.claims if c.evidence_index >= len(evidence)]
@@ -164,5 +167,4 @@ class LLMReasoner:
         block = "\n".join(
             f"[{i}] ({u.article_id}, {u.section or 'no section'}) {u.text}" for i, u in enumerate(evidence)
         )
-        prompt = render("conclude", question=question, subject=subject.model_dump_json(), evidence=block)
-        return self._run(ConclusionProposal, prompt, validate)
+        return self._step(ConclusionProposal, "conclude", step, validate, evidence=block)

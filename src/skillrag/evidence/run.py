@@ -65,7 +65,13 @@ from skillrag.evidence.model import (
     StepLog,
     SubjectClass,
 )
-from skillrag.evidence.steps import ConclusionProposal, Reasoner
+from skillrag.evidence.steps import (
+    CandidateInput,
+    ConclusionInput,
+    ConclusionProposal,
+    EvidenceInput,
+    Reasoner,
+)
 from skillrag.evidence.verify import (
     answering_claims,
     check_claim_proposals,
@@ -310,14 +316,31 @@ def _add_found(
     return added, over
 
 
-class _Timer:
-    def __init__(self) -> None:
-        self.t = time.perf_counter()
+class _Steps:
+    """The run record's steps as the runner takes them: each one timed from the end of the step
+    before (milliseconds), with the queries it issued and the articles it read."""
 
-    def ms(self) -> float:
+    def __init__(self) -> None:
+        self.logs: list[StepLog] = []
+        self._t = time.perf_counter()
+
+    def log(
+        self,
+        state: State,
+        detail: dict[str, int | str | float | bool | None],
+        *,
+        queries: Sequence[str] = (),
+        articles: Iterable[Article] = (),
+    ) -> None:
         now = time.perf_counter()
-        out, self.t = (now - self.t) * 1000.0, now
-        return round(out, 3)
+        ms, self._t = round((now - self._t) * 1000.0, 3), now
+        self.logs.append(
+            StepLog(state=state, ms=ms, queries=list(queries), articles=[a.id for a in articles], detail=detail)
+        )
+
+    def record(self, sm: StateMachine, reasoner: Reasoner) -> RunRecord:
+        """The audit trail: the machine's path, these steps and the tokens the reasoner used."""
+        return RunRecord(path=sm.path, steps=self.logs, tokens=reasoner.tokens)
 
 
 def answer_question(
@@ -345,8 +368,7 @@ def answer_question(
     sm = machine or StateMachine()
     if sm.state != State.INIT:
         raise IllegalTransition(f"a run must start in INIT, the machine is in {sm.state}")
-    steps: list[StepLog] = []
-    timer = _Timer()
+    steps = _Steps()
     source = list(articles) if isinstance(articles, Sequence) else articles.list()
 
     # 1. subject class
@@ -362,18 +384,15 @@ def answer_question(
         f"{subject.type} {subject.name!r}"
         + (f" of {subject.parent_entity!r}" if subject.parent_entity else ""),
     )
-    steps.append(
-        StepLog(
-            state=State.SUBJECT_CLASS_IDENTIFIED,
-            ms=timer.ms(),
-            detail={
-                "name": subject.name,
-                "parent_entity": subject.parent_entity,
-                "attribute": subject.attribute,
-                **({"name_as_written": resolution.name_as_written} if resolution.name_as_written else {}),
-                **({"parent_as_written": resolution.parent_as_written} if resolution.parent_as_written else {}),
-            },
-        )
+    steps.log(
+        State.SUBJECT_CLASS_IDENTIFIED,
+        {
+            "name": subject.name,
+            "parent_entity": subject.parent_entity,
+            "attribute": subject.attribute,
+            **({"name_as_written": resolution.name_as_written} if resolution.name_as_written else {}),
+            **({"parent_as_written": resolution.parent_as_written} if resolution.parent_as_written else {}),
+        },
     )
 
     # 2. candidate discovery: the hard gate
@@ -385,12 +404,12 @@ def answer_question(
         queries.append(q)
         hit_ids = [h.article_id for h in retriever.search(q, k=settings.k)]
     pool, n_naming = _pool(subject, source, hit_ids, settings.max_pool)
-    proposals = reasoner.propose_candidates(question, subject, pool)
+    proposals = reasoner.propose_candidates(CandidateInput(question, subject, pool))
     candidates, rejected = check_candidates(subject, proposals, pool)
     # completeness: every searched article naming the subject gets a decision, whatever was proposed
     left_out = unchecked_articles(subject, candidates, rejected, pool)
     if left_out:
-        more = ExtractiveReasoner().propose_candidates(question, subject, left_out)
+        more = ExtractiveReasoner().propose_candidates(CandidateInput(question, subject, left_out))
         candidates, rejected = check_candidates(subject, [*proposals, *more], pool)
     if settings.inherit_binding:
         candidates, rejected = extend_to_mentions(subject, candidates, rejected, pool)
@@ -399,22 +418,19 @@ def answer_question(
     sm.advance(
         State.CANDIDATE_SUBJECT_DISCOVERED, f"{len(candidates)} candidate(s), {len(rejected)} rejected"
     )
-    steps.append(
-        StepLog(
-            state=State.CANDIDATE_SUBJECT_DISCOVERED,
-            ms=timer.ms(),
-            queries=queries,
-            articles=[a.id for a in pool],
-            detail={
-                "proposed": len(proposals),
-                "bound_by_code": len(left_out),
-                "candidates": len(candidates),
-                "rejected": len(rejected),
-                "articles_naming_subject": n_naming,
-                "complete": complete,
-                **({"parent_matches": "; ".join(resolution.parent_matches)} if resolution.parent_matches else {}),
-            },
-        )
+    steps.log(
+        State.CANDIDATE_SUBJECT_DISCOVERED,
+        {
+            "proposed": len(proposals),
+            "bound_by_code": len(left_out),
+            "candidates": len(candidates),
+            "rejected": len(rejected),
+            "articles_naming_subject": n_naming,
+            "complete": complete,
+            **({"parent_matches": "; ".join(resolution.parent_matches)} if resolution.parent_matches else {}),
+        },
+        queries=queries,
+        articles=pool,
     )
     common = {
         "question": question,
@@ -438,7 +454,7 @@ def answer_question(
             risk_signal="subject_not_found",
             suggested_next_actions=_not_found_actions(subject),
             contract=None,
-            record=RunRecord(path=sm.path, steps=steps, tokens=reasoner.tokens),
+            record=steps.record(sm, reasoner),
         )
 
     # 3. evidence retrieval, restricted to the candidates' articles
@@ -461,16 +477,8 @@ def answer_question(
         (a for a in allowed if a not in order), key=lambda a: (-_article_score(by_id[a], attr, names), a)
     )
     chosen = [by_id[a] for a in dict.fromkeys(order + rest)][: settings.max_articles]
-    ev_props = reasoner.propose_evidence(question, subject, names, chosen)
-    steps.append(
-        StepLog(
-            state=State.EVIDENCE_RETRIEVAL,
-            ms=timer.ms(),
-            queries=rq,
-            articles=[a.id for a in chosen],
-            detail={"proposed": len(ev_props)},
-        )
-    )
+    ev_props = reasoner.propose_evidence(EvidenceInput(question, subject, names, chosen))
+    steps.log(State.EVIDENCE_RETRIEVAL, {"proposed": len(ev_props)}, queries=rq, articles=chosen)
 
     # 4. verification of every unit's subject
     sm.require(State.EVIDENCE_RETRIEVAL, "evidence verification")
@@ -502,26 +510,23 @@ def answer_question(
     dropped += [d for d in code_dropped if (d.article_id, normalize(d.text)) not in seen_dropped]
     claims = claims_from_units(subject, units, by_id)
     sm.advance(State.EVIDENCE_VERIFIED, f"{len(units)} unit(s) verified, {len(dropped)} dropped")
-    steps.append(
-        StepLog(
-            state=State.EVIDENCE_VERIFIED,
-            ms=timer.ms(),
-            articles=[a.id for a in held],
-            detail={
-                "units": len(units),
-                "dropped": len(dropped),
-                "claims": len(claims),
-                "found_by_code": n_found,
-                "over_limit": n_over,
-            },
-        )
+    steps.log(
+        State.EVIDENCE_VERIFIED,
+        {
+            "units": len(units),
+            "dropped": len(dropped),
+            "claims": len(claims),
+            "found_by_code": n_found,
+            "over_limit": n_over,
+        },
+        articles=held,
     )
 
     # 5. conclusion
     sm.require(State.EVIDENCE_VERIFIED, "conclusion")
     conflicts = find_conflicts(claims)
     default = _default_conclusion(subject, candidates, units, claims, conflicts, ambiguous)
-    judged = reasoner.conclude(question, subject, units, default) if units else default
+    judged = reasoner.conclude(ConclusionInput(question, subject, units, default)) if units else default
     refused: list[str] = []
     if judged is not default:
         extra, refused = check_claim_proposals(judged.claims, units)
@@ -566,18 +571,15 @@ def answer_question(
     if contract is not None and not contract.accepted:
         sufficient, confidence, reason = False, "low", "the evidence contract rejected the evidence"
     sm.advance(State.CONCLUDED, f"confidence {confidence}, sufficient {sufficient}")
-    steps.append(
-        StepLog(
-            state=State.CONCLUDED,
-            ms=timer.ms(),
-            detail={
-                "coverage": round(a.coverage, 3),
-                "independence": a.independence,
-                "conflicts": len(conflicts),
-                "refused_claims": len(refused),
-                "model_conclusion_withheld": withheld,
-            },
-        )
+    steps.log(
+        State.CONCLUDED,
+        {
+            "coverage": round(a.coverage, 3),
+            "independence": a.independence,
+            "conflicts": len(conflicts),
+            "refused_claims": len(refused),
+            "model_conclusion_withheld": withheld,
+        },
     )
     return EvidenceAnswer(
         **common,
@@ -593,7 +595,7 @@ def answer_question(
         risk_signal=a.risk_signal if sufficient or a.risk_signal != "none" else "insufficient_evidence",
         suggested_next_actions=actions,
         contract=contract,
-        record=RunRecord(path=sm.path, steps=steps, tokens=reasoner.tokens),
+        record=steps.record(sm, reasoner),
     )
 
 

@@ -1,14 +1,18 @@
-"""What a reasoner proposes at each state; the runner's code validates every proposal.
+"""What a reasoner is given and what it proposes at each state; the runner's code validates every
+proposal.
 
 A reasoner (``Reasoner``) is the one swappable part of the machine: ``extractive`` (patterns, no
-model) or ``llm`` (a pydantic-ai model with structured outputs). Proposals carry quotes as plain
-text; code locates them in the source, computes offsets and sections, and refuses what it cannot
-verify. A reasoner never moves the state machine.
+model) or ``llm`` (a pydantic-ai model with structured outputs). After the subject class, each
+step's input is one value (``CandidateInput``, ``EvidenceInput``, ``ConclusionInput``: the question
+and its checked subject class, plus what that state adds), built by the runner. Proposals carry
+quotes as plain text; code locates them in the source, computes offsets and sections, and refuses
+what it cannot verify. A reasoner never moves the state machine.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,11 +21,15 @@ from skillrag.corpus.model import Article
 from skillrag.evidence.model import EvidenceUnit, SubjectClass
 
 __all__ = [
+    "CandidateInput",
     "CandidateProposal",
     "ClaimProposal",
+    "ConclusionInput",
     "ConclusionProposal",
+    "EvidenceInput",
     "EvidenceProposal",
     "Reasoner",
+    "StepInput",
 ]
 
 
@@ -69,6 +77,39 @@ class ConclusionProposal(_P):
     suggested_next_actions: list[str] = Field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class StepInput:
+    """What every step after SUBJECT_CLASS_IDENTIFIED is given: the question and its subject class,
+    as the runner checked and bound it to the sources' names."""
+
+    question: str
+    subject: SubjectClass
+
+
+@dataclass(frozen=True)
+class CandidateInput(StepInput):
+    """Candidate discovery: the searched articles (``pool``) that may name the subject."""
+
+    pool: Sequence[Article]
+
+
+@dataclass(frozen=True)
+class EvidenceInput(StepInput):
+    """Evidence retrieval: the names the gate bound and the candidates' articles to quote from."""
+
+    candidate_names: Sequence[str]
+    articles: Sequence[Article]
+
+
+@dataclass(frozen=True)
+class ConclusionInput(StepInput):
+    """The conclusion: the verified evidence units and the code-built conclusion (``default``), which
+    a reasoner that does not judge returns as it is."""
+
+    evidence: Sequence[EvidenceUnit]
+    default: ConclusionProposal
+
+
 class Reasoner(Protocol):
     """The extraction and judgement steps of the machine. ``name`` is ``extractive`` or ``llm``."""
 
@@ -78,22 +119,8 @@ class Reasoner(Protocol):
 
     def identify_subject(self, question: str) -> SubjectClass: ...
 
-    def propose_candidates(
-        self, question: str, subject: SubjectClass, pool: Sequence[Article]
-    ) -> list[CandidateProposal]: ...
+    def propose_candidates(self, step: CandidateInput) -> list[CandidateProposal]: ...
 
-    def propose_evidence(
-        self,
-        question: str,
-        subject: SubjectClass,
-        candidate_names: Sequence[str],
-        articles: Sequence[Article],
-    ) -> list[EvidenceProposal]: ...
+    def propose_evidence(self, step: EvidenceInput) -> list[EvidenceProposal]: ...
 
-    def conclude(
-        self,
-        question: str,
-        subject: SubjectClass,
-        evidence: Sequence[EvidenceUnit],
-        default: ConclusionProposal,
-    ) -> ConclusionProposal: ...
+    def conclude(self, step: ConclusionInput) -> ConclusionProposal: ...
