@@ -10,20 +10,20 @@ import httpx
 import pytest
 
 from skillrag.service import SkillView, SourcePolicy, ThreadStore, create_app
-from skillrag.service.testing import MemoryArticle, MemoryKnowledge, StaticCatalog, serve_app
+from skillrag.service.testing import MemoryKnowledge, StaticCatalog, memory_article, serve_app
 from skillrag.workspace.config import ServiceSettings
 
 ARTICLES = [
-    MemoryArticle("card_lost", "Lost or stolen cards",
-                  "## Freezing\n\nWhen a customer reports a lost card, freeze the card in the app first.\n"
-                  "Then order a replacement card; it arrives within five business days.", "cards"),
-    MemoryArticle("card_fees", "Card fees",
-                  "Standard accounts pay a ten dollar card replacement fee. Premium accounts pay no fee.", "cards"),
-    MemoryArticle("loan_early", "Early loan repayment",
-                  "A personal loan can be repaid early without penalty. The customer asks for a payoff quote "
-                  "first, which is valid for ten days.", "loans"),
-    MemoryArticle("loan_rates", "Loan interest rates",
-                  "Personal loan interest rates are fixed for the whole term of the loan agreement.", "loans"),
+    memory_article("card_lost", "Lost or stolen cards",
+                   "## Freezing\n\nWhen a customer reports a lost card, freeze the card in the app first.\n"
+                   "Then order a replacement card; it arrives within five business days.", "cards"),
+    memory_article("card_fees", "Card fees",
+                   "Standard accounts pay a ten dollar card replacement fee. Premium accounts pay no fee.", "cards"),
+    memory_article("loan_early", "Early loan repayment",
+                   "A personal loan can be repaid early without penalty. The customer asks for a payoff quote "
+                   "first, which is valid for ten days.", "loans"),
+    memory_article("loan_rates", "Loan interest rates",
+                   "Personal loan interest rates are fixed for the whole term of the loan agreement.", "loans"),
 ]
 
 CARDS = SkillView(name="cards", description="Use when the question is about bank cards.",

@@ -50,13 +50,13 @@ from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 from pydantic.json_schema import models_json_schema
 from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from skillrag.corpus import check_id
+from skillrag.corpus import Article, check_id
 from skillrag.errors import (
     ArticleNotFound,
     BackendError,
@@ -147,15 +147,13 @@ class RunState(BaseModel):
     finished_at: str | None = None
 
 
-class ArticleOut(BaseModel):
-    id: str
-    title: str
-    body: str
-    source_tag: str = ""
-    source_path: str = ""
-    content_hash: str = ""
-    url: str | None = Field(None, description="Canonical URL of the source (a reference note's front matter).")
-    skill: str | None = Field(None, description="The skill owning this reference note; null = shared corpus.")
+#: The fields of a stored article that ``GET /articles/{id}`` returns: a subset of ``corpus.Article``'s.
+ARTICLE_OUT_FIELDS = ("id", "title", "body", "source_tag", "source_path", "content_hash", "url", "skill")
+
+#: ``GET /articles/{id}``'s body: those fields of ``corpus.Article``, with its types and descriptions (one
+#: field list, the corpus model's; not a hand-kept copy of it).
+ArticleOut: type[BaseModel] = create_model(
+    "ArticleOut", **{n: (Article.model_fields[n].annotation, Article.model_fields[n]) for n in ARTICLE_OUT_FIELDS})
 
 
 _HTTP_KINDS = {404: "NotFound", 405: "MethodNotAllowed", 413: "PayloadTooLarge", 415: "UnsupportedMediaType"}
@@ -402,12 +400,9 @@ def create_app(
 
     @app.get("/articles/{article_id}", response_model=ArticleOut, dependencies=guard,
              responses={**errors, 404: {"model": ErrorBody, "description": "No article with this id."}})
-    async def get_article(article_id: str = Path(pattern=_ID, max_length=200)) -> ArticleOut:
+    async def get_article(article_id: str = Path(pattern=_ID, max_length=200)) -> BaseModel:
         art = await asyncio.to_thread(knowledge.article, article_id)
-        return ArticleOut(id=art.id, title=art.title, body=art.body, source_tag=getattr(art, "source_tag", ""),
-                          source_path=getattr(art, "source_path", ""),
-                          content_hash=getattr(art, "content_hash", ""), url=getattr(art, "url", None),
-                          skill=getattr(art, "skill", None))
+        return ArticleOut.model_validate({n: getattr(art, n) for n in ARTICLE_OUT_FIELDS})
 
     if review is not None:
         from skillrag.service.review import review_router

@@ -24,7 +24,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from skillrag.corpus import ScopedArticles, SourceScope
+from skillrag.corpus import Article, ScopedArticles, SourceScope
 from skillrag.errors import IndexStateError
 from skillrag.skill.contract import locate
 from skillrag.text import Analyzer, units, with_antecedents
@@ -124,7 +124,7 @@ class ScopedKnowledge(Protocol):
 
     def search(self, query: str, *, k: int, backend: str | None, mode: str | None) -> list[Any]: ...
 
-    def article(self, article_id: str) -> Any: ...
+    def article(self, article_id: str) -> Article: ...
 
 
 @runtime_checkable
@@ -139,7 +139,7 @@ class Knowledge(Protocol):
 
     def scoped(self, scope: SourceScope) -> ScopedKnowledge: ...
 
-    def article(self, article_id: str) -> Any: ...
+    def article(self, article_id: str) -> Article: ...
 
 
 class _Open:
@@ -233,7 +233,7 @@ class WorkspaceKnowledge:
     def scoped(self, scope: SourceScope) -> _WorkspaceScoped:
         return _WorkspaceScoped(self, self.store.scoped(scope))
 
-    def article(self, article_id: str) -> Any:
+    def article(self, article_id: str) -> Article:
         return self.store.get(article_id)
 
 
@@ -248,7 +248,7 @@ class _WorkspaceScoped:
     def search(self, query: str, *, k: int, backend: str | None, mode: str | None) -> list[Any]:
         return self._parent.search(backend, mode, lambda r: self._articles.search(r, query, k))
 
-    def article(self, article_id: str) -> Any:
+    def article(self, article_id: str) -> Article:
         return self._articles.get(article_id)
 
 

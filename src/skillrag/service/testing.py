@@ -1,7 +1,7 @@
 """Test doubles and real local servers for the service, so its tests never touch the network.
 
 - ``StaticCatalog``: skills as ``SkillView`` values.
-- ``MemoryKnowledge``: articles in memory, searched by key-term overlap (deterministic), scoped by the
+- ``MemoryKnowledge``: articles in memory (``corpus.Article``, made by ``memory_article``), searched by key-term overlap (deterministic), scoped by the
   same ``corpus.SourceScope.allows`` the workspace store uses.
 - ``StaticSearchProvider``: a ``WebSearchProvider`` answering from a fixed ``site -> [url]`` map.
 - ``VirtualHostServer``: a real ``http.server`` on 127.0.0.1 serving different pages per ``Host`` header
@@ -25,22 +25,22 @@ from typing import Any, Self
 
 import httpx
 
-from skillrag.corpus import SourceScope
+from skillrag.corpus import Article, SourceScope, content_hash
 from skillrag.errors import ArticleNotFound
+from skillrag.search import Hit
 from skillrag.service.knowledge import stems
 from skillrag.service.skills import ViewCatalog
 from skillrag.service.web import WebResult
 
 __all__ = [
     "LoopbackTransport",
-    "MemoryArticle",
-    "MemoryHit",
     "MemoryKnowledge",
     "Page",
     "StaticCatalog",
     "StaticSearchProvider",
     "VirtualHostServer",
     "free_port",
+    "memory_article",
     "serve_app",
 ]
 
@@ -49,27 +49,12 @@ __all__ = [
 StaticCatalog = ViewCatalog
 
 
-@dataclass(frozen=True)
-class MemoryArticle:
-    """An article for ``MemoryKnowledge``; ``skill`` set = that skill's reference note, ``url`` its canonical page."""
-
-    id: str
-    title: str
-    body: str
-    source_tag: str = ""
-    source_path: str = ""
-    content_hash: str = ""
-    url: str | None = None
-    skill: str | None = None
-
-
-@dataclass(frozen=True)
-class MemoryHit:
-    article_id: str
-    score: float
-    title: str
-    preview: str = ""
-    page_ids: tuple[str, ...] = ()
+def memory_article(id: str, title: str, body: str, source_tag: str = "", *, url: str | None = None,
+                   skill: str | None = None) -> Article:
+    """A ``corpus.Article`` for ``MemoryKnowledge``, as the store would hold it: ``content_hash`` the body's
+    sha256, ``source_path`` ``<id>.md``; ``skill`` set = that skill's reference note, ``url`` its canonical page."""
+    return Article(id=id, title=title, body=body, content_hash=content_hash(body), source_path=f"{id}.md",
+                   source_tag=source_tag, url=url, skill=skill)
 
 
 class MemoryKnowledge:
@@ -79,7 +64,7 @@ class MemoryKnowledge:
     every scoped view uses (a test may wrap it).
     """
 
-    def __init__(self, articles: list[MemoryArticle]) -> None:
+    def __init__(self, articles: list[Article]) -> None:
         self.articles = {a.id: a for a in articles}
         self._stems = {a.id: stems(a.title + "\n" + a.body) for a in articles}
         self.calls: list[tuple[str, list[str] | None]] = []
@@ -88,7 +73,7 @@ class MemoryKnowledge:
     def scoped(self, scope: SourceScope) -> _MemoryScoped:
         return _MemoryScoped(self, scope)
 
-    def search(self, query: str, *, k: int, scope: SourceScope) -> list[MemoryHit]:
+    def search(self, query: str, *, k: int, scope: SourceScope) -> list[Hit]:
         """The ``k`` in-scope articles sharing the most key stems with ``query``."""
         with self._lock:
             self.calls.append((query, list(scope.allowed_sources) if scope.allowed_sources is not None else None))
@@ -101,9 +86,9 @@ class MemoryKnowledge:
             if s:
                 scored.append((-s, a.id))
         scored.sort()
-        return [MemoryHit(aid, float(-s), self.articles[aid].title) for s, aid in scored[:k]]
+        return [Hit(aid, float(-s), self.articles[aid].title, preview="") for s, aid in scored[:k]]
 
-    def article(self, article_id: str) -> MemoryArticle:
+    def article(self, article_id: str) -> Article:
         try:
             return self.articles[article_id]
         except KeyError:
@@ -115,10 +100,10 @@ class _MemoryScoped:
         self._parent = parent
         self.scope = scope
 
-    def search(self, query: str, *, k: int, backend: str | None = None, mode: str | None = None) -> list[MemoryHit]:
+    def search(self, query: str, *, k: int, backend: str | None = None, mode: str | None = None) -> list[Hit]:
         return self._parent.search(query, k=k, scope=self.scope)
 
-    def article(self, article_id: str) -> MemoryArticle:
+    def article(self, article_id: str) -> Article:
         art = self._parent.article(article_id)
         if not self.scope.allows(art):
             raise ArticleNotFound(f"article {article_id!r} is outside this skill's allowed sources")
